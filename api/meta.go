@@ -1,0 +1,156 @@
+package api
+
+import (
+	"github.com/skiff-dev/skiff/api/field"
+)
+
+// TypeMeta is apiVersion and kind, inlined into every object.
+type TypeMeta struct {
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+}
+
+// GetTypeMeta gives access to an object's TypeMeta.
+func (t *TypeMeta) GetTypeMeta() *TypeMeta { return t }
+
+// ObjectMeta is metadata every stored object carries.
+type ObjectMeta struct {
+	Name                       string            `json:"name,omitempty"`
+	GenerateName               string            `json:"generateName,omitempty"`
+	Namespace                  string            `json:"namespace,omitempty"`
+	UID                        string            `json:"uid,omitempty"`
+	ResourceVersion            string            `json:"resourceVersion,omitempty"`
+	Generation                 int64             `json:"generation,omitempty"`
+	CreationTimestamp          Time              `json:"creationTimestamp,omitempty"`
+	DeletionTimestamp          *Time             `json:"deletionTimestamp,omitempty"`
+	DeletionGracePeriodSeconds *int64            `json:"deletionGracePeriodSeconds,omitempty"`
+	Labels                     map[string]string `json:"labels,omitempty"`
+	Annotations                map[string]string `json:"annotations,omitempty"`
+	OwnerReferences            []OwnerReference  `json:"ownerReferences,omitempty"`
+	Finalizers                 []string          `json:"finalizers,omitempty"`
+	ManagedFields              []ManagedField    `json:"managedFields,omitempty"`
+}
+
+// GetObjectMeta gives access to an object's ObjectMeta.
+func (m *ObjectMeta) GetObjectMeta() *ObjectMeta { return m }
+
+// ManagedField is accepted for compatibility with clients that send it
+// (kubectl); Skiff does not track field managers.
+type ManagedField struct {
+	Manager    string         `json:"manager,omitempty"`
+	Operation  string         `json:"operation,omitempty"`
+	APIVersion string         `json:"apiVersion,omitempty"`
+	Time       *Time          `json:"time,omitempty"`
+	FieldsType string         `json:"fieldsType,omitempty"`
+	FieldsV1   map[string]any `json:"fieldsV1,omitempty"`
+	// Subresource is the subresource the manager wrote through.
+	Subresource string `json:"subresource,omitempty"`
+}
+
+// OwnerReference points from a dependent to its owner (garbage collection).
+type OwnerReference struct {
+	APIVersion         string `json:"apiVersion"`
+	Kind               string `json:"kind"`
+	Name               string `json:"name"`
+	UID                string `json:"uid"`
+	Controller         *bool  `json:"controller,omitempty"`
+	BlockOwnerDeletion *bool  `json:"blockOwnerDeletion,omitempty"`
+}
+
+// ListMeta is the metadata of a list.
+type ListMeta struct {
+	ResourceVersion    string `json:"resourceVersion,omitempty"`
+	Continue           string `json:"continue,omitempty"`
+	RemainingItemCount *int64 `json:"remainingItemCount,omitempty"`
+}
+
+// Object is any stored API object.
+type Object interface {
+	GetTypeMeta() *TypeMeta
+	GetObjectMeta() *ObjectMeta
+}
+
+// Status is the body of every error response (and of some successes).
+type Status struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata"`
+	Status   string         `json:"status,omitempty"` // Success or Failure
+	Message  string         `json:"message,omitempty"`
+	Reason   StatusReason   `json:"reason,omitempty"`
+	Details  *StatusDetails `json:"details,omitempty"`
+	Code     int32          `json:"code,omitempty"`
+}
+
+// StatusReason is the machine-readable reason of a Status.
+type StatusReason string
+
+const (
+	StatusReasonNotFound              StatusReason = "NotFound"
+	StatusReasonAlreadyExists         StatusReason = "AlreadyExists"
+	StatusReasonConflict              StatusReason = "Conflict"
+	StatusReasonInvalid               StatusReason = "Invalid"
+	StatusReasonBadRequest            StatusReason = "BadRequest"
+	StatusReasonUnauthorized          StatusReason = "Unauthorized"
+	StatusReasonForbidden             StatusReason = "Forbidden"
+	StatusReasonGone                  StatusReason = "Gone"
+	StatusReasonExpired               StatusReason = "Expired"
+	StatusReasonInternalError         StatusReason = "InternalError"
+	StatusReasonMethodNotAllowed      StatusReason = "MethodNotAllowed"
+	StatusReasonUnsupportedMediaType  StatusReason = "UnsupportedMediaType"
+	StatusReasonRequestEntityTooLarge StatusReason = "RequestEntityTooLarge"
+	StatusReasonNotAcceptable         StatusReason = "NotAcceptable"
+	StatusReasonTimeout               StatusReason = "Timeout"
+	StatusReasonServiceUnavailable    StatusReason = "ServiceUnavailable"
+)
+
+// StatusDetails names the object a Status is about and lists field causes.
+type StatusDetails struct {
+	Name              string        `json:"name,omitempty"`
+	Group             string        `json:"group,omitempty"`
+	Kind              string        `json:"kind,omitempty"`
+	UID               string        `json:"uid,omitempty"`
+	Causes            []StatusCause `json:"causes,omitempty"`
+	RetryAfterSeconds int32         `json:"retryAfterSeconds,omitempty"`
+}
+
+// StatusCause is one field-level cause.
+type StatusCause struct {
+	Type    string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	Field   string `json:"field,omitempty"`
+}
+
+// ResourceInfo describes one API resource: how it is addressed, what Go type
+// holds it, and how it is defaulted and validated. The API server serves
+// every entry of Resources() generically.
+type ResourceInfo struct {
+	Group      string // "" for the core group
+	Version    string // v1
+	Resource   string // plural: services
+	Singular   string // service
+	Kind       string // Service
+	ListKind   string // ServiceList
+	Namespaced bool
+	ShortNames []string
+	// Subresources served besides the main resource: status, scale, binding, log.
+	Subresources []string
+	// New returns a new empty object of the resource's type.
+	New func() Object
+	// Default fills defaults in place (called before validation on create and update).
+	Default func(Object)
+	// ValidateCreate validates a new object.
+	ValidateCreate func(Object) field.ErrorList
+	// ValidateUpdate validates an update; old is the stored object.
+	ValidateUpdate func(obj, old Object) field.ErrorList
+	// Fields returns the field-selector fields of an object, e.g.
+	// metadata.name, metadata.namespace, spec.nodeName, status.phase.
+	Fields func(Object) map[string]string
+}
+
+// GroupVersion is "v1" for the core group, else "group/version".
+func (r *ResourceInfo) GroupVersion() string {
+	if r.Group == "" {
+		return r.Version
+	}
+	return r.Group + "/" + r.Version
+}

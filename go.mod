@@ -1,0 +1,3 @@
+module github.com/skiff-dev/skiff
+
+go 1.26
