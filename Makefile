@@ -1,0 +1,45 @@
+# Skiff's two commands:
+#   make run    build Skiff and run a server (control plane) on 127.0.0.1:6443
+#   make test   every test (what CI runs through .ci/run)
+GO        ?= go
+BIN       ?= bin/skiff
+DATA_DIR  ?= $(CURDIR)/.skiff
+FUZZTIME  ?= 5s
+VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -s -w -X github.com/skiff-dev/skiff/internal/version.GitCommit=$(VERSION)
+
+# Packages whose code runs goroutines concurrently: tested with -race.
+RACE_PKGS := ./store/... ./apiserver/... ./client/... ./controller/... ./server/...
+
+.PHONY: build run test unit race fuzz vet bench deps clean
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/skiff
+
+run: build
+	$(BIN) server --data-dir $(DATA_DIR) --listen 127.0.0.1:6443 --disable-agent
+
+# deps installs what the tests need on a fresh Debian machine (root).
+deps:
+	./hack/install-deps.sh
+
+test: deps vet unit race fuzz
+
+vet:
+	$(GO) vet ./...
+
+unit:
+	$(GO) test -count=1 ./...
+
+race:
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+# Each fuzz target runs for FUZZTIME (go test allows one -fuzz target per run).
+fuzz:
+	./hack/fuzz.sh $(FUZZTIME)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./store/ ./apiserver/... ./server/
+
+clean:
+	rm -rf bin

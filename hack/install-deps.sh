@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Skiff's tests need. Idempotent; needs root
+# for apt-get (skipped with a message when not root and all tools exist).
+set -euo pipefail
+pkgs=(ca-certificates git make)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+  echo "deps: all present (${pkgs[*]})"
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "deps: missing ${missing[*]} and not root; install them first" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

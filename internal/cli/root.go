@@ -1,0 +1,83 @@
+// Package cli builds Skiff's command line with cobra. It turns flags into
+// plain config values (package internal/config) and hands them to the Run
+// functions it is given, so it never imports the components themselves.
+//
+// # Invariants
+//
+//   - No flag is bound to a global: each command owns its config value.
+//   - Commands return errors; only main turns them into an exit status.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skiff-dev/skiff/internal/config"
+	"github.com/skiff-dev/skiff/internal/version"
+)
+
+// Runners are the functions the commands call once their flags are parsed.
+type Runners struct {
+	Server func(ctx context.Context, cfg config.Server) error
+}
+
+// NewRoot returns the `skiff` command with its subcommands.
+func NewRoot(r Runners, stdout io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "skiff",
+		Short:         "Skiff: the Kubernetes Service flow in one binary",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.AddCommand(newServerCommand(r.Server), newVersionCommand())
+	return root
+}
+
+func newServerCommand(run func(context.Context, config.Server) error) *cobra.Command {
+	cfg := config.ServerDefaults()
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run the control plane (API, store, allocators, controllers) and, unless --disable-agent, a node agent",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := cfg.Parse(); err != nil {
+				return err
+			}
+			return run(cmd.Context(), cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory for the store, TLS material, tokens and admin.kubeconfig")
+	f.StringVar(&cfg.Listen, "listen", cfg.Listen, "HTTPS listen address (host:port)")
+	f.StringVar(&cfg.ServiceCIDR, "service-cidr", cfg.ServiceCIDR, "range ClusterIPs are allocated from")
+	f.StringVar(&cfg.ClusterCIDR, "cluster-cidr", cfg.ClusterCIDR, "range pod IPs come from (a /24 per node)")
+	f.StringVar(&cfg.NodePortRange, "node-port-range", cfg.NodePortRange, "range NodePorts are allocated from (LOW-HIGH)")
+	f.StringVar(&cfg.ClusterDomain, "cluster-domain", cfg.ClusterDomain, "DNS domain of the cluster")
+	f.StringSliceVar(&cfg.TLSSANs, "tls-san", nil, "extra DNS name or IP for the serving certificate (repeatable)")
+	f.BoolVar(&cfg.DisableAgent, "disable-agent", false, "run the control plane only, without a node agent")
+	f.StringVar(&cfg.DNSListen, "dns-listen", cfg.DNSListen, "address the cluster DNS listens on (reserved)")
+	f.StringSliceVar(&cfg.DNSUpstream, "dns-upstream", nil, "upstream resolvers for non-cluster names (default: /etc/resolv.conf)")
+	f.StringSliceVar(&cfg.NodeIP, "node-ip", nil, "this node's address(es), added to the certificate SANs")
+	f.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "pod runtime: auto, containerd or process")
+	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
+	f.IntVar(&cfg.HistorySize, "history-size", cfg.HistorySize, "revisions of watch history kept in the store")
+	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long SIGTERM waits for requests to finish")
+	return cmd
+}
+
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := version.Get()
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "skiff %s (commit %s, %s, %s)\n", v.GitVersion, v.GitCommit, v.GoVersion, v.Platform)
+			return err
+		},
+	}
+}

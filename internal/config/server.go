@@ -1,0 +1,107 @@
+// Package config holds the plain configuration values that the command
+// line builds and the components receive. It imports nothing heavy, so the
+// flag layer (internal/cli) never depends on the components themselves.
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Server is everything `skiff server` is told on its command line. It is a
+// plain value: cmd/skiff builds it from flags and hands it to Run.
+type Server struct {
+	DataDir       string   // --data-dir
+	Listen        string   // --listen host:port (HTTPS)
+	ServiceCIDR   string   // --service-cidr
+	ClusterCIDR   string   // --cluster-cidr
+	NodePortRange string   // --node-port-range, "30000-32767"
+	ClusterDomain string   // --cluster-domain
+	TLSSANs       []string // --tls-san
+	DisableAgent  bool     // --disable-agent
+	DNSListen     string   // --dns-listen (reserved for the DNS issue)
+	DNSUpstream   []string // --dns-upstream (reserved for the DNS issue)
+	NodeIP        []string // --node-ip
+	Runtime       string   // --runtime (node agent issue)
+	ProxyMode     string   // --proxy-mode (service proxy issue)
+	// HistorySize is how many revisions of watch history the store keeps.
+	HistorySize int
+	// ShutdownTimeout bounds graceful shutdown on SIGTERM.
+	ShutdownTimeout time.Duration
+	// NoSync turns off fsync (tests and benchmarks only; never from flags).
+	NoSync bool
+}
+
+// Defaults returns the documented defaults (DESIGN.md).
+func ServerDefaults() Server {
+	return Server{
+		DataDir:         "/var/lib/skiff",
+		Listen:          "0.0.0.0:6443",
+		ServiceCIDR:     "10.96.0.0/16",
+		ClusterCIDR:     "10.244.0.0/16",
+		NodePortRange:   "30000-32767",
+		ClusterDomain:   "cluster.local",
+		DNSListen:       "",
+		Runtime:         "auto",
+		ProxyMode:       "iptables",
+		HistorySize:     50000,
+		ShutdownTimeout: 10 * time.Second,
+	}
+}
+
+// Parsed holds the validated forms of Server's strings.
+type Parsed struct {
+	ServiceCIDR netip.Prefix
+	ClusterCIDR netip.Prefix
+	PortBase    int // first NodePort
+	PortSize    int // how many NodePorts
+	NodeIPs     []netip.Addr
+	ListenHost  string
+	ListenPort  string
+}
+
+// Parse validates the configuration and returns its parsed forms.
+func (c Server) Parse() (Parsed, error) {
+	var p Parsed
+	var err error
+	if p.ServiceCIDR, err = netip.ParsePrefix(c.ServiceCIDR); err != nil {
+		return p, fmt.Errorf("--service-cidr: %w", err)
+	}
+	p.ServiceCIDR = p.ServiceCIDR.Masked()
+	if p.ClusterCIDR, err = netip.ParsePrefix(c.ClusterCIDR); err != nil {
+		return p, fmt.Errorf("--cluster-cidr: %w", err)
+	}
+	if p.ServiceCIDR.Overlaps(p.ClusterCIDR) {
+		return p, fmt.Errorf("--service-cidr %s overlaps --cluster-cidr %s", p.ServiceCIDR, p.ClusterCIDR)
+	}
+	lo, hi, ok := strings.Cut(c.NodePortRange, "-")
+	if !ok {
+		return p, fmt.Errorf("--node-port-range %q: want LOW-HIGH", c.NodePortRange)
+	}
+	l, err1 := strconv.Atoi(strings.TrimSpace(lo))
+	h, err2 := strconv.Atoi(strings.TrimSpace(hi))
+	if err1 != nil || err2 != nil || l < 1 || h > 65535 || h < l {
+		return p, fmt.Errorf("--node-port-range %q: want LOW-HIGH within 1-65535", c.NodePortRange)
+	}
+	p.PortBase, p.PortSize = l, h-l+1
+	for _, s := range c.NodeIP {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return p, fmt.Errorf("--node-ip %q: %w", s, err)
+		}
+		p.NodeIPs = append(p.NodeIPs, a)
+	}
+	host, port, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return p, fmt.Errorf("--listen %q: %w", c.Listen, err)
+	}
+	p.ListenHost, p.ListenPort = host, port
+	if c.DataDir == "" {
+		return p, fmt.Errorf("--data-dir must not be empty")
+	}
+	return p, nil
+}
