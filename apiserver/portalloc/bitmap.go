@@ -1,7 +1,7 @@
 package portalloc
 
-// This file is duplicated, identically apart from the package clause, in
-// apiserver/portalloc; keep the two in step.
+// This file is duplicated, identically apart from the package clause and
+// this comment, from apiserver/ipalloc; keep the two in step.
 
 import (
 	"math/bits"
