@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -111,10 +112,18 @@ func ensure(ctx context.Context, dir string, opts Options) (*Bundle, error) {
 		return nil, err
 	}
 
-	for _, d := range []string{dir, filepath.Join(dir, TLSDir), filepath.Join(dir, TokensDir)} {
+	// The data dir is created 0700 but an existing one keeps its mode: it
+	// may be shared (db/, cni/) or chosen by the operator. The directories
+	// holding secrets are Ensure's own and always 0700.
+	if err := os.MkdirAll(dir, dirMode); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	for _, d := range []string{filepath.Join(dir, TLSDir), filepath.Join(dir, TokensDir)} {
 		if err := ensureDir(log, d); err != nil {
 			return nil, err
 		}
+	}
+	for _, d := range []string{dir, filepath.Join(dir, TLSDir), filepath.Join(dir, TokensDir)} {
 		if err := removeStaleTemps(log, d); err != nil {
 			return nil, err
 		}

@@ -680,6 +680,21 @@ func TestEnsureTightensModes(t *testing.T) {
 	}
 }
 
+func TestEnsureLeavesExistingDataDirMode(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mustEnsure(t, dir, Options{Now: clock(t0)})
+	st, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o755 {
+		t.Fatalf("data dir mode %v, want 0755 left alone", st.Mode().Perm())
+	}
+}
+
 func TestEnsureKubeconfigFollowsServer(t *testing.T) {
 	dir := t.TempDir()
 	b := mustEnsure(t, dir, Options{Now: clock(t0)})
