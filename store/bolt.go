@@ -180,6 +180,15 @@ func (s *Bolt) initBuckets(tx *bolt.Tx) error {
 	} else if ver, err := parseRevKey(v); err != nil || ver != formatVersion {
 		return fmt.Errorf("unsupported database format %x", v)
 	}
+	if meta.Get(metaRev) == nil {
+		// A new store starts at revision 1, as etcd does: a revision read
+		// from the store is then never 0, which Watch takes as "from now".
+		for _, k := range [][]byte{metaRev, metaCompacted} {
+			if err := putMetaInt(meta, k, 1); err != nil {
+				return err
+			}
+		}
+	}
 	if s.rev, err = metaInt(meta, metaRev); err != nil {
 		return err
 	}

@@ -14,6 +14,10 @@
 // all-or-nothing outcome. A closure's Txn knows, before commit, the revision
 // it will commit at (Txn.Revision), so callers can embed it in the value.
 //
+// A new store is at revision 1 (as in etcd) and its first write commits at
+// revision 2, so that no revision a reader sees is 0, which Watch takes as
+// "from now".
+//
 // A transaction's effect is its net effect per key: a key put several times
 // holds the last value; a key created and then deleted by the same closure is
 // no write at all. A closure whose net effect is empty commits no revision.

@@ -146,6 +146,9 @@ func (h *hub) register(w *watcher) (int64, error) {
 	if w.fromRev == 0 {
 		w.fromRev = h.rev
 	}
+	// Nothing to replay: live at once, so the channel buffer is the only
+	// slack and no event waits for the watcher's goroutine to start.
+	w.live = w.fromRev >= h.rev
 	h.watchers[w] = struct{}{}
 	h.wg.Add(1)
 	return h.rev, nil
