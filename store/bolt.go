@@ -101,6 +101,9 @@ type Bolt struct {
 	// commitHook, when set (tests only), runs after each successful disk
 	// commit with the batch's last revision, before the events are published.
 	commitHook func(rev int64)
+	// commitFailpoint, when set (tests only), runs before each disk commit;
+	// an error it returns fails the batch as a failed commit would.
+	commitFailpoint func() error
 }
 
 var _ Interface = (*Bolt)(nil)

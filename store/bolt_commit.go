@@ -148,6 +148,9 @@ func (s *Bolt) commitBatch(batch []*updateReq) {
 		return
 	}
 	compacted, err = s.finishBatch(tx, rev, compacted)
+	if err == nil && s.commitFailpoint != nil {
+		err = s.commitFailpoint()
+	}
 	if err == nil {
 		err = tx.Commit()
 	} else {

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/skiff-dev/skiff/store"
@@ -443,7 +445,9 @@ func TestHistoryIsCompactedToHistorySize(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.db")
 	s := storetest.MustOpenBoltAt(t, path, store.BoltOptions{NoSync: true, HistorySize: 10})
 	var last int64
-	for i := range 30 {
+	// More revisions than one batch may compact, so compaction must carry
+	// on across batches.
+	for i := range 1500 {
 		last = put(t, s, fmt.Sprintf("/k%d", i%4), "v")
 	}
 	ctx := testCtx(t)
@@ -461,4 +465,99 @@ func TestHistoryIsCompactedToHistorySize(t *testing.T) {
 			t.Fatalf("replayed %+v, want a put at %d", ev, want)
 		}
 	}
+}
+
+// TestFailedCommitFailsTheWholeBatch injects a disk commit failure: every
+// writer in the batch gets it, nothing is visible or published, and the
+// revision counter is where it was.
+func TestFailedCommitFailsTheWholeBatch(t *testing.T) {
+	s := storetest.MustOpenBolt(t)
+	ctx := testCtx(t)
+	before := put(t, s, "/a", "1")
+	ch, err := s.Watch(ctx, "/", 0, store.WatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errDisk := errors.New("injected disk failure")
+	store.SetCommitFailpoint(s, func() error { return errDisk })
+	var wg sync.WaitGroup
+	errs := make([]error, 10)
+	for i := range errs {
+		wg.Go(func() {
+			_, errs[i] = s.Update(ctx, func(tx store.Txn) error { return tx.Put(fmt.Sprintf("/f/%d", i), []byte("x")) })
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if !errors.Is(err, errDisk) {
+			t.Errorf("writer %d: %v, want the commit failure", i, err)
+		}
+	}
+	// A transaction that writes nothing needs no disk commit.
+	if rev, err := s.Update(ctx, func(tx store.Txn) error { _, err := tx.List("/"); return err }); err != nil || rev != before {
+		t.Fatalf("read-only update during failures = %d, %v; want %d", rev, err, before)
+	}
+	store.SetCommitFailpoint(s, nil)
+
+	if rev, _ := s.Revision(ctx); rev != before {
+		t.Fatalf("revision %d after failed commits, want %d", rev, before)
+	}
+	if res, err := s.List(ctx, "/f/", store.ListOptions{}); err != nil || len(res.Items) != 0 {
+		t.Fatalf("failed writes visible: %v %v", keys(res.Items), err)
+	}
+	after := put(t, s, "/b", "2")
+	if after != before+1 {
+		t.Fatalf("next write committed at %d, want %d", after, before+1)
+	}
+	if ev := recv(t, ch); ev.Revision != after || ev.KV.Key != "/b" {
+		t.Fatalf("first event after failed commits: %s, want /b at %d", fmtEvent(ev), after)
+	}
+}
+
+// TestUpdateCancelledWhileQueued: an Update whose ctx ends after the commit
+// loop has taken it, but before its closure runs, does not run the closure
+// and returns ctx.Err(). The test holds the commit loop (in a commit
+// failpoint) until the writers are queued, so they share the next batch,
+// and the batch's first closure cancels the others.
+func TestUpdateCancelledWhileQueued(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := storetest.MustOpenBolt(t)
+		ctx := t.Context()
+		hold := make(chan struct{})
+		store.SetCommitFailpoint(s, func() error { <-hold; return nil })
+		held := make(chan error, 1)
+		go func() { // the loop waits in the failpoint while committing this
+			_, err := s.Update(ctx, func(tx store.Txn) error { return tx.Put("/holder", nil) })
+			held <- err
+		}()
+		synctest.Wait()
+
+		cctx, cancel := context.WithCancel(ctx)
+		var ran bool
+		cancellerErr, cancelledErr := make(chan error, 1), make(chan error, 1)
+		go func() { // queued first: cancels the other
+			_, err := s.Update(ctx, func(tx store.Txn) error { cancel(); return tx.Put("/canceller", nil) })
+			cancellerErr <- err
+		}()
+		synctest.Wait()
+		go func() {
+			_, err := s.Update(cctx, func(tx store.Txn) error { ran = true; return tx.Put("/cancelled", nil) })
+			cancelledErr <- err
+		}()
+		synctest.Wait()
+		close(hold)
+		if err := <-held; err != nil {
+			t.Fatalf("holder: %v", err)
+		}
+		if err := <-cancellerErr; err != nil {
+			t.Fatalf("canceller: %v", err)
+		}
+		if err := <-cancelledErr; !errors.Is(err, context.Canceled) || ran {
+			t.Fatalf("queued update = %v (closure ran: %v), want context.Canceled without running", err, ran)
+		}
+		if _, err := s.Get(ctx, "/cancelled"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("/cancelled: %v, want ErrNotFound", err)
+		}
+		store.SetCommitFailpoint(s, nil)
+	})
 }

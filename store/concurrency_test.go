@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/skiff-dev/skiff/store"
@@ -16,8 +17,8 @@ import (
 // TestConcurrentUpdates runs 200 goroutines of read-modify-write
 // transactions with fsync on: every successful one gets a unique revision,
 // the revisions are 1..N without a gap, no increment of the shared counter
-// is lost, a failing closure in a shared batch writes nothing, and a watcher
-// sees every revision once, in order.
+// is lost, a failing closure in a shared batch writes nothing, transactions
+// share disk commits, and a watcher sees every revision once, in order.
 func TestConcurrentUpdates(t *testing.T) {
 	const (
 		workers = 200
@@ -25,6 +26,8 @@ func TestConcurrentUpdates(t *testing.T) {
 	)
 	s := storetest.MustOpenBoltAt(t, filepath.Join(t.TempDir(), "store.db"), store.BoltOptions{WatchBuffer: 2 * workers * each})
 	ctx := testCtx(t)
+	var commits atomic.Int64
+	store.SetCommitHook(s, func(int64) { commits.Add(1) })
 	base, _ := s.Revision(ctx)
 	events, err := s.Watch(ctx, "/", 0, store.WatchOptions{})
 	if err != nil {
@@ -95,6 +98,11 @@ func TestConcurrentUpdates(t *testing.T) {
 			t.Fatalf("revision %d missing among %d commits", r, n)
 		}
 	}
+	// Group commit: 200 concurrent writers share disk commits.
+	if c := commits.Load(); c >= n {
+		t.Fatalf("%d disk commits for %d transactions: no group commit", c, n)
+	}
+	t.Logf("%d transactions in %d disk commits", n, commits.Load())
 	if cur, _ := s.Revision(ctx); cur != base+n {
 		t.Fatalf("store revision %d, want %d", cur, base+n)
 	}

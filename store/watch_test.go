@@ -386,3 +386,72 @@ func TestCloseEndsWatches(t *testing.T) {
 		expectClosed(t, ch)
 	}
 }
+
+// TestWatchQueuedDuringReplayIsNotLost: events committed while a watcher is
+// still replaying (blocked on its full channel) are queued and delivered
+// after the replay, without a gap.
+func TestWatchQueuedDuringReplayIsNotLost(t *testing.T) {
+	const buf = 10
+	s := storetest.MustOpenBoltAt(t, filepath.Join(t.TempDir(), "s.db"), store.BoltOptions{NoSync: true, WatchBuffer: buf})
+	ctx := testCtx(t)
+	base, _ := s.Revision(ctx)
+	for range buf + 5 {
+		put(t, s, "/a", "old")
+	}
+	ch, err := s.Watch(ctx, "/", base, store.WatchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The replay fills the channel and blocks; these go to the queue.
+	var last int64
+	for range buf - 1 {
+		last = put(t, s, "/a", "new")
+	}
+	for want := base + 1; want <= last; want++ {
+		if ev := recv(t, ch); ev.Type != store.EventPut || ev.Revision != want {
+			t.Fatalf("got %s, want a put at %d", fmtEvent(ev), want)
+		}
+	}
+	expectQuiet(t, ch)
+}
+
+// TestWatchFromCommittedButUnpublishedRevision starts watches in the window
+// between a disk commit and the publication of its events (a List can
+// return such a revision): the watch from that revision must not repeat its
+// events, and the watch from the one before must get them once.
+func TestWatchFromCommittedButUnpublishedRevision(t *testing.T) {
+	s := storetest.MustOpenBolt(t)
+	ctx := testCtx(t)
+	type started struct {
+		from int64
+		ch   <-chan store.Event
+		err  error
+	}
+	got := make(chan []started, 1)
+	var once bool
+	store.SetCommitHook(s, func(rev int64) {
+		if once {
+			return
+		}
+		once = true
+		var st []started
+		for _, from := range []int64{rev, rev - 1} {
+			ch, err := s.Watch(ctx, "/", from, store.WatchOptions{})
+			st = append(st, started{from, ch, err})
+		}
+		got <- st
+	})
+	r1 := put(t, s, "/a", "1")
+	r2 := put(t, s, "/b", "2")
+	for _, st := range <-got {
+		if st.err != nil {
+			t.Fatalf("Watch(%d) in the commit window: %v", st.from, st.err)
+		}
+		for want := st.from + 1; want <= r2; want++ {
+			if ev := recv(t, st.ch); ev.Revision != want {
+				t.Fatalf("watch from %d (committed %d): got %s, want revision %d", st.from, r1, fmtEvent(ev), want)
+			}
+		}
+		expectQuiet(t, st.ch)
+	}
+}
