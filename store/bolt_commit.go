@@ -89,9 +89,11 @@ func (s *Bolt) commitBatch(batch []*updateReq) {
 			r.done <- results[i]
 		}
 	}
+	// failAll fails every request that would have committed (or read what
+	// the batch wrote); a closure's own error or panic stands.
 	failAll := func(err error) {
 		for i := range results {
-			if !results[i].panicked {
+			if !results[i].panicked && results[i].err == nil {
 				results[i] = updateResult{err: err}
 			}
 		}

@@ -487,11 +487,21 @@ func TestFailedCommitFailsTheWholeBatch(t *testing.T) {
 			_, errs[i] = s.Update(ctx, func(tx store.Txn) error { return tx.Put(fmt.Sprintf("/f/%d", i), []byte("x")) })
 		})
 	}
+	// A closure that fails on its own keeps its own error, whatever its
+	// batch does.
+	errOwn := errors.New("own failure")
+	var ownErr error
+	wg.Go(func() {
+		_, ownErr = s.Update(ctx, func(tx store.Txn) error { _ = tx.Put("/own", nil); return errOwn })
+	})
 	wg.Wait()
 	for i, err := range errs {
 		if !errors.Is(err, errDisk) {
 			t.Errorf("writer %d: %v, want the commit failure", i, err)
 		}
+	}
+	if !errors.Is(ownErr, errOwn) || errors.Is(ownErr, errDisk) {
+		t.Errorf("failing closure got %v, want its own error", ownErr)
 	}
 	// A transaction that writes nothing needs no disk commit.
 	if rev, err := s.Update(ctx, func(tx store.Txn) error { _, err := tx.List("/"); return err }); err != nil || rev != before {

@@ -66,8 +66,16 @@
 // commit fails, every caller in the batch gets the error and nothing of the
 // batch is visible anywhere.
 //
+// Update returns only after the commit and its fsync (unless
+// BoltOptions.NoSync): an acknowledged write survives a crash of the process
+// or the machine. Closures that fail, panic or find their context ended are
+// left out of the batch and get their own outcome; a closure that writes
+// nothing costs no revision and, when the whole batch writes nothing, no
+// disk commit.
+//
 // Reads (Get, List) run in their own bbolt read transactions and never wait
-// for the commit goroutine.
+// for the commit goroutine. Bolt.Check verifies the file and every invariant
+// above; storetest.MustOpenBolt runs it after each test.
 //
 // # Watchers
 //
