@@ -13,6 +13,9 @@
 // transaction and one fsync, but each keeps its own revision and its own
 // all-or-nothing outcome. A closure's Txn knows, before commit, the revision
 // it will commit at (Txn.Revision), so callers can embed it in the value.
+// Closures run one at a time, in revision order, so transactions are
+// serializable: a read-modify-write inside one closure (an allocator's
+// bitmap, a resourceVersion check) never races another.
 //
 // A new store is at revision 1 (as in etcd) and its first write commits at
 // revision 2, so that no revision a reader sees is 0, which Watch takes as
