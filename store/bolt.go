@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -468,9 +467,6 @@ func checkInvariants(tx *bolt.Tx, committed int64) error {
 	}
 	return nil
 }
-
-// hasPrefix is strings.HasPrefix, named for the watch filters.
-func hasPrefix(key, prefix string) bool { return strings.HasPrefix(key, prefix) }
 
 // putMetaInt writes an 8-byte meta value.
 func putMetaInt(meta *bolt.Bucket, key []byte, v int64) error {

@@ -10,9 +10,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// errTxnDone is returned by a Txn used after its closure returned.
-var errTxnDone = errors.New("store: transaction used after its closure returned")
-
 // pendingWrite is a closure's net write to one key.
 type pendingWrite struct {
 	value   []byte // the value put; nil when deleted
@@ -230,8 +227,12 @@ func (t *boltTxn) apply() ([]Event, error) {
 			})
 			continue
 		}
-		kv := t.pendingKV(key, w, base, hasBase)
-		kv.Value = w.value // owned by the Txn, now handed to the event
+		create := t.rev
+		if hasBase && !w.recreated {
+			create = base.CreateRevision
+		}
+		// w.value is owned by the Txn (Put copied it); the event takes it.
+		kv := KeyValue{Key: key, Value: w.value, CreateRevision: create, ModRevision: t.rev}
 		if err := t.kv.Put([]byte(key), encodeKV(kv.CreateRevision, kv.ModRevision, kv.Value)); err != nil {
 			return nil, fmt.Errorf("put %q: %w", key, err)
 		}

@@ -2,12 +2,8 @@ package store
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 )
-
-// errCorrupt marks a record that does not decode.
-var errCorrupt = errors.New("store: corrupt record")
 
 // revKey encodes a revision as a log key: 8 bytes big endian, so that key
 // order is revision order.

@@ -4,16 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
-
-// errWatchCtxDone ends a watch whose context ended: the channel closes
-// without an EventError.
-var errWatchCtxDone = errors.New("store: watch context done")
 
 // watcher is one Watch call.
 type watcher struct {
@@ -34,6 +31,9 @@ type watcher struct {
 func (w *watcher) matches(ev *Event) bool {
 	return ev.Revision > w.fromRev && hasPrefix(ev.KV.Key, w.prefix)
 }
+
+// hasPrefix is strings.HasPrefix, named for the watch filters.
+func hasPrefix(key, prefix string) bool { return strings.HasPrefix(key, prefix) }
 
 // hub publishes committed events to watchers. It never blocks the commit
 // loop: sends are non-blocking and a watcher that cannot keep up is dropped.
