@@ -14,3 +14,15 @@ var (
 	// ErrClosed: the store is closed.
 	ErrClosed = errors.New("store: closed")
 )
+
+// Unexported sentinels.
+var (
+	// errCorrupt: a record in the database does not decode or breaks an
+	// invariant of the layout.
+	errCorrupt = errors.New("corrupt record")
+	// errTxnDone: a Txn was used after its closure returned.
+	errTxnDone = errors.New("store: transaction used after its closure returned")
+	// errWatchCtxDone ends a watch whose context ended: the channel closes
+	// without an EventError.
+	errWatchCtxDone = errors.New("store: watch context done")
+)

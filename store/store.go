@@ -1,33 +1,3 @@
-// Package store is Skiff's revisioned key-value store with watch.
-//
-// # Model
-//
-// The store holds opaque values under string keys. Every committed write
-// transaction advances one global revision by exactly one; every key written
-// by that transaction carries that revision as its ModRevision. The revision
-// is what the API exposes as metadata.resourceVersion.
-//
-// Writes go through Update, which runs a closure against a Txn. The closure
-// sees its own writes, and either all of its writes commit or none do.
-// Concurrent Updates are group-committed: many closures share one disk
-// transaction and one fsync, but each keeps its own revision and its own
-// all-or-nothing outcome. A closure's Txn knows, before commit, the revision
-// it will commit at (Txn.Revision), so callers can embed it in the value.
-//
-// # History and watch
-//
-// Every commit appends its events (with the previous value of each key) to
-// a bounded history kept in the database itself, so a restarted process can
-// resume a watch from a revision it saw before. Watching from a revision older
-// than the kept history fails with ErrCompacted.
-//
-// Events are published to watchers only after the disk transaction commits.
-//
-// # Implementations
-//
-// bolt.go implements the interface on go.etcd.io/bbolt. The interface is kept
-// small so that an etcd backend can implement it too (an etcd backend can
-// provide Txn.Revision by serialising writers on a revision key).
 package store
 
 import "context"

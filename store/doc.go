@@ -1,0 +1,96 @@
+// Package store is Skiff's revisioned key-value store with watch.
+//
+// # Model
+//
+// The store holds opaque values under string keys. Every committed write
+// transaction advances one global revision by exactly one; every key written
+// by that transaction carries that revision as its ModRevision. The revision
+// is what the API exposes as metadata.resourceVersion.
+//
+// Writes go through Update, which runs a closure against a Txn. The closure
+// sees its own writes, and either all of its writes commit or none do.
+// Concurrent Updates are group-committed: many closures share one disk
+// transaction and one fsync, but each keeps its own revision and its own
+// all-or-nothing outcome. A closure's Txn knows, before commit, the revision
+// it will commit at (Txn.Revision), so callers can embed it in the value.
+// Closures run one at a time, in revision order, so transactions are
+// serializable: a read-modify-write inside one closure (an allocator's
+// bitmap, a resourceVersion check) never races another.
+//
+// A new store is at revision 1 (as in etcd) and its first write commits at
+// revision 2, so that no revision a reader sees is 0, which Watch takes as
+// "from now".
+//
+// A transaction's effect is its net effect per key: a key put several times
+// holds the last value; a key created and then deleted by the same closure is
+// no write at all. A closure whose net effect is empty commits no revision.
+//
+// # History and watch
+//
+// Every commit appends its events (with the previous value of each key) to
+// a bounded history kept in the database itself, so a restarted process can
+// resume a watch from a revision it saw before. Watching from a revision older
+// than the kept history fails with ErrCompacted.
+//
+// Events are published to watchers only after the disk transaction commits,
+// and before the Update that made them returns: a caller that saw revision R
+// from Update, List or Revision can always Watch from R.
+//
+// Within one revision, events are ordered by key. Event values are shared by
+// every watcher that receives them: treat them as read-only.
+//
+// # Implementations
+//
+// bolt.go implements the interface on go.etcd.io/bbolt (type Bolt). The
+// interface is kept small so that an etcd backend can implement it too (an
+// etcd backend can provide Txn.Revision by serialising writers on a revision
+// key).
+//
+// # The bbolt backend
+//
+// One database file holds three buckets:
+//
+//   - "kv": key -> create revision, mod revision (8 bytes big endian each),
+//     then the value.
+//   - "log": revision (8 bytes big endian) -> that revision's events, each
+//     with the key's previous value. The log holds exactly the revisions
+//     (compacted, rev]; it never has a gap.
+//   - "meta": "rev" (the last committed revision), "compacted" (every
+//     revision at or below it has left the log), "version" (format).
+//
+// A single commit goroutine owns every write. It takes the pending Update
+// requests (up to a batch limit), opens one bbolt read-write transaction,
+// runs each closure against a Txn that overlays the closure's own writes on
+// that transaction (so it also sees the applied writes of earlier closures in
+// the batch), gives a revision only to closures that succeed and write
+// something, writes their keys and log entries, trims the log to the last
+// HistorySize revisions (a bounded number of entries per batch), commits
+// with one fsync, publishes the events, then answers the callers. If the
+// commit fails, every caller in the batch gets the error and nothing of the
+// batch is visible anywhere.
+//
+// Update returns only after the commit and its fsync (unless
+// BoltOptions.NoSync): an acknowledged write survives a crash of the process
+// or the machine. Closures that fail, panic or find their context ended are
+// left out of the batch and get their own outcome; a closure that writes
+// nothing costs no revision and, when the whole batch writes nothing, no
+// disk commit.
+//
+// Reads (Get, List) run in their own bbolt read transactions and never wait
+// for the commit goroutine. Bolt.Check verifies the file and every invariant
+// above; storetest.MustOpenBolt runs it after each test.
+//
+// # Watchers
+//
+// A watcher is registered with the publisher before it replays history, at
+// the publisher's current revision S. It then replays the log (fromRev, S]
+// in chunks (each chunk in its own short read transaction) with blocking
+// sends, while the publisher queues events newer than S for it. Once the
+// replay and the queue are drained, the watcher turns live and the publisher
+// sends to its channel directly. The publisher never blocks: a live watcher
+// whose channel is full, or a catching-up watcher whose queue exceeds
+// WatchBuffer, is dropped and then receives EventError{ErrWatcherTooSlow}
+// after the events it already had. Progress events are sent by the publisher
+// under the same lock that orders events, so an EventProgress at revision R
+// follows every matching event at or below R.
+package store
