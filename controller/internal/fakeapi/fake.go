@@ -102,6 +102,7 @@ type Server struct {
 	paused    bool
 	epoch     int // bumped by Expire: open watches end
 	actions   []Action
+	history   []string // "TYPE group/resource ns/name", never compacted
 	// Intercept, when set, is called before every write with the action;
 	// a non-nil error is returned instead of performing it.
 	intercept func(Action) error
@@ -151,6 +152,14 @@ func (s *Server) Actions() []Action {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.actions)
+}
+
+// History returns every change so far as "TYPE group/resource ns/name"
+// (TYPE is ADDED, MODIFIED or DELETED), oldest first.
+func (s *Server) History() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.history)
 }
 
 // record runs the interceptor and records a. s.mu must be held.
@@ -255,6 +264,7 @@ func (s *Server) commit(info *api.ResourceInfo, typ string, obj map[string]any) 
 		s.objects[k] = obj
 	}
 	raw, _ := json.Marshal(obj)
+	s.history = append(s.history, fmt.Sprintf("%s %s %s/%s", typ, coll(info), str(m, "namespace"), str(m, "name")))
 	s.events = append(s.events, event{rv: s.rv, coll: coll(info), ns: str(m, "namespace"), event: client.Event{Type: typ, Object: raw}})
 	s.notify()
 }
@@ -479,7 +489,9 @@ func (s *Server) Delete(ctx context.Context, info *api.ResourceInfo, ns, name st
 	return nil
 }
 
-func isNamespace(info *api.ResourceInfo) bool { return info.Group == "" && info.Resource == "namespaces" }
+func isNamespace(info *api.ResourceInfo) bool {
+	return info.Group == "" && info.Resource == "namespaces"
+}
 
 func specFinalizers(info *api.ResourceInfo, obj map[string]any) []string {
 	if !isNamespace(info) {
