@@ -35,7 +35,9 @@ func sameState(a, b *node) bool {
 		})
 }
 
-func blocks(ref api.OwnerReference) bool { return ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion }
+func blocks(ref api.OwnerReference) bool {
+	return ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion
+}
 
 func resourceKey(info *api.ResourceInfo) string { return info.Group + "/" + info.Resource }
 
