@@ -12,6 +12,10 @@
 //
 // # Background deletion
 //
+//   - A dependent is synced when it appears or changes while one of its
+//     owners is not in the graph or is being deleted, and whenever one of
+//     its owners leaves the graph (a DELETED event, or missing from a
+//     relist). A dependent of present, live owners costs no API call.
 //   - An owner is absent when a live GET of its name (in the dependent's
 //     namespace for a namespaced owner) finds nothing or an object with
 //     another uid. A cached graph entry alone never makes an owner absent;

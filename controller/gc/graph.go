@@ -20,10 +20,21 @@ func (n *node) deletingDependents() bool {
 	return n.deleting && slices.Contains(n.finalizers, FinalizerForeground)
 }
 
-// interesting reports whether a sync could do anything for n.
-func (n *node) interesting() bool {
-	return len(n.owners) > 0 ||
-		(n.deleting && (slices.Contains(n.finalizers, FinalizerForeground) || slices.Contains(n.finalizers, FinalizerOrphan)))
+// needsSyncLocked reports whether a change to n calls for a sync of n: it
+// is an owner being deleted in the foreground or with orphaning, or one of
+// its owners is not in the graph (maybe never seen, maybe gone) or is being
+// deleted. A dependent whose owners are all present and alive is not synced
+// now; its owners' deletion will sync it. g.mu must be held.
+func (g *graph) needsSyncLocked(n *node) bool {
+	if n.deleting && (slices.Contains(n.finalizers, FinalizerForeground) || slices.Contains(n.finalizers, FinalizerOrphan)) {
+		return true
+	}
+	for _, ref := range n.owners {
+		if o := g.nodes[ref.UID]; o == nil || o.deleting {
+			return true
+		}
+	}
+	return false
 }
 
 // sameState reports whether a and b agree on everything the collector reads.
@@ -95,7 +106,7 @@ func (g *graph) upsertLocked(n *node) []string {
 	g.byResource[rk][uid] = struct{}{}
 
 	var out []string
-	if n.interesting() {
+	if g.needsSyncLocked(n) {
 		out = append(out, uid)
 	}
 	// Becoming a foreground owner: every dependent must check whether it

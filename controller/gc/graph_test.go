@@ -54,10 +54,20 @@ func TestGraphEnqueues(t *testing.T) {
 			},
 		},
 		{
+			name: "a dependent of a present, live owner waits for the owner to change",
+			steps: []step{
+				{op: "upsert", meta: meta("o")},
+				{op: "upsert", meta: meta("d", owner("o", true))},
+				{op: "upsert", meta: meta("d", owner("o", true), owner("p", false)), want: []string{"d"}},
+				{op: "upsert", meta: deleting(meta("o"))},
+				{op: "upsert", meta: meta("d2", owner("o", true)), want: []string{"d2"}},
+			},
+		},
+		{
 			name: "an owner turning foreground syncs itself and its dependents",
 			steps: []step{
 				{op: "upsert", meta: meta("o")},
-				{op: "upsert", meta: meta("d", owner("o", true)), want: []string{"d"}},
+				{op: "upsert", meta: meta("d", owner("o", true))},
 				{op: "upsert", meta: deleting(meta("o"), FinalizerForeground), want: []string{"d", "o"}},
 				// Same state again: nothing.
 				{op: "upsert", meta: deleting(meta("o"), FinalizerForeground)},
@@ -86,7 +96,7 @@ func TestGraphEnqueues(t *testing.T) {
 			name: "relist removes vanished objects and syncs their dependents",
 			steps: []step{
 				{op: "upsert", meta: meta("o")},
-				{op: "upsert", meta: meta("d", owner("o", false)), want: []string{"d"}},
+				{op: "upsert", meta: meta("d", owner("o", false))},
 				{op: "replace", objs: []reflector.Meta{meta("d", owner("o", false))}, want: []string{"d"}},
 			},
 		},
