@@ -1,0 +1,418 @@
+package gc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/controller/internal/queue"
+	"github.com/skiff-dev/skiff/controller/internal/reflector"
+)
+
+// Client is what the collector needs of the API; *client.Client satisfies it.
+type Client interface {
+	List(ctx context.Context, info *api.ResourceInfo, ns string, opts client.ListOptions, into any) error
+	Watch(ctx context.Context, info *api.ResourceInfo, ns string, opts client.ListOptions) (*client.Watcher, error)
+	Get(ctx context.Context, info *api.ResourceInfo, ns, name string, into api.Object) error
+	Delete(ctx context.Context, info *api.ResourceInfo, ns, name string, opts client.DeleteOptions) error
+	Patch(ctx context.Context, info *api.ResourceInfo, ns, name, patchType string, data []byte, into api.Object, subresource ...string) error
+}
+
+var _ Client = (*client.Client)(nil)
+
+// Tunables; tests in this package shorten them.
+const (
+	defaultBackoffBase = 50 * time.Millisecond
+	defaultBackoffMax  = time.Minute
+	// patchAttempts bounds the read-patch retries of one metadata edit
+	// within a sync; the sync itself is then retried with back-off.
+	patchAttempts = 5
+	// absentCacheSize bounds the cache of uids known to be absent.
+	absentCacheSize = 4096
+)
+
+// Controller is the garbage collector. Create it with New and start it once
+// with Run.
+type Controller struct {
+	client    Client
+	resources []*api.ResourceInfo
+	byKind    map[string]*api.ResourceInfo // group/Kind
+	log       *slog.Logger
+
+	graph  *graph
+	queue  *queue.Queue[string]
+	absent *uidSet
+
+	// reflectorBackoff overrides the reflectors' back-off base (tests).
+	reflectorBackoff time.Duration
+}
+
+// New returns a collector for the given resources (normally api.Resources());
+// logger may be nil.
+func New(c Client, resources []*api.ResourceInfo, logger *slog.Logger) *Controller {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	ctl := &Controller{
+		client:    c,
+		resources: slices.Clone(resources),
+		byKind:    map[string]*api.ResourceInfo{},
+		log:       logger.With("controller", "gc"),
+		graph:     newGraph(),
+		queue:     queue.New[string](defaultBackoffBase, defaultBackoffMax),
+		absent:    newUIDSet(absentCacheSize),
+	}
+	for _, r := range resources {
+		ctl.byKind[r.Group+"/"+r.Kind] = r
+	}
+	return ctl
+}
+
+// handler feeds reflector events into the graph and the queue.
+type handler struct{ c *Controller }
+
+func (h handler) add(uids []string) {
+	for _, u := range uids {
+		h.c.queue.Add(u)
+	}
+}
+
+func (h handler) Replace(info *api.ResourceInfo, objs []reflector.Meta) {
+	h.add(h.c.graph.replace(info, objs))
+}
+
+func (h handler) Upsert(info *api.ResourceInfo, m reflector.Meta) {
+	h.add(h.c.graph.upsert(info, m))
+}
+
+func (h handler) Delete(info *api.ResourceInfo, m reflector.Meta) {
+	h.add(h.c.graph.remove(m.UID))
+}
+
+// Run watches every resource and, once all have been listed, runs workers
+// workers until ctx ends. It returns nil after ctx ends and every goroutine
+// it started has exited. Run must be called at most once.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	workers = max(workers, 1)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer c.queue.ShutDown()
+
+	var refls []*reflector.Reflector
+	for _, info := range c.resources {
+		r := reflector.New(c.client, info, handler{c}, c.log)
+		if c.reflectorBackoff > 0 {
+			r.BackoffBase = c.reflectorBackoff
+		}
+		refls = append(refls, r)
+		wg.Go(func() { r.Run(ctx) })
+	}
+	for _, r := range refls {
+		select {
+		case <-r.Synced():
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	c.log.Info("graph synced", "objects", c.graph.size(), "resources", len(refls))
+	for range workers {
+		wg.Go(func() { c.worker(ctx) })
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for {
+		uid, ok := c.queue.Get()
+		if !ok {
+			return
+		}
+		err := c.sync(ctx, uid)
+		switch {
+		case err == nil:
+			c.queue.Forget(uid)
+		case ctx.Err() != nil:
+		default:
+			c.log.Warn("sync failed, retrying", "uid", uid, "retries", c.queue.NumRequeues(uid), "err", err)
+			c.queue.AddRateLimited(uid)
+		}
+		c.queue.Done(uid)
+	}
+}
+
+// metaObject decodes only apiVersion, kind and metadata of any object.
+type metaObject struct {
+	api.TypeMeta   `json:",inline"`
+	api.ObjectMeta `json:"metadata"`
+}
+
+// get reads an object's metadata live; nil when it does not exist.
+func (c *Controller) get(ctx context.Context, info *api.ResourceInfo, ns, name string) (*metaObject, error) {
+	var obj metaObject
+	err := c.client.Get(ctx, info, ns, name, &obj)
+	if client.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gc: get %s %s/%s: %w", info.Resource, ns, name, err)
+	}
+	return &obj, nil
+}
+
+// sync brings one object in line with its owners and dependents.
+func (c *Controller) sync(ctx context.Context, uid string) error {
+	ref, deps, ok := c.graph.snapshot(uid)
+	if !ok {
+		return nil
+	}
+	live, err := c.get(ctx, ref.Info, ref.Namespace, ref.Name)
+	if err != nil {
+		return err
+	}
+	if live == nil || live.UID != uid {
+		// Gone; the watch will say so too. Act on it now.
+		c.absent.add(uid)
+		for _, u := range c.graph.remove(uid) {
+			c.queue.Add(u)
+		}
+		return nil
+	}
+	it := item{Ref: ref, Owners: live.OwnerReferences, Finalizers: live.Finalizers, Deleting: live.DeletionTimestamp != nil}
+	var owners map[string]ownerState
+	if needsOwners(it) {
+		owners = make(map[string]ownerState, len(it.Owners))
+		for _, o := range it.Owners {
+			st, err := c.ownerState(ctx, it, o)
+			if err != nil {
+				return err
+			}
+			owners[o.UID] = st
+		}
+	}
+	p := decide(it, owners, deps)
+	if p.empty() {
+		return nil
+	}
+	return c.apply(ctx, it, p)
+}
+
+// resolve finds the resource of an owner reference's apiVersion and kind.
+func (c *Controller) resolve(ref api.OwnerReference) *api.ResourceInfo {
+	group := ""
+	if g, _, ok := strings.Cut(ref.APIVersion, "/"); ok {
+		group = g
+	}
+	return c.byKind[group+"/"+ref.Kind]
+}
+
+// ownerState looks an owner up live.
+func (c *Controller) ownerState(ctx context.Context, it item, ref api.OwnerReference) (ownerState, error) {
+	if c.absent.has(ref.UID) {
+		return ownerAbsent, nil
+	}
+	info := c.resolve(ref)
+	if info == nil {
+		c.log.Warn("owner kind not served; keeping the dependent", "dependent", it.Ref.String(), "ownerAPIVersion", ref.APIVersion, "ownerKind", ref.Kind)
+		return ownerSolid, nil
+	}
+	ns := ""
+	if info.Namespaced {
+		if !it.Ref.Info.Namespaced {
+			c.log.Warn("cluster-scoped object names a namespaced owner; keeping it", "dependent", it.Ref.String(), "ownerKind", ref.Kind)
+			return ownerSolid, nil
+		}
+		ns = it.Ref.Namespace
+	}
+	owner, err := c.get(ctx, info, ns, ref.Name)
+	if err != nil {
+		return ownerSolid, err
+	}
+	if owner == nil || owner.UID != ref.UID {
+		c.absent.add(ref.UID)
+		return ownerAbsent, nil
+	}
+	if owner.DeletionTimestamp != nil && slices.Contains(owner.Finalizers, FinalizerForeground) {
+		return ownerWaiting, nil
+	}
+	return ownerSolid, nil
+}
+
+// apply carries out a plan; it stops at the first failure so that, for
+// example, an orphan finalizer is never removed before every dependent has
+// been orphaned.
+func (c *Controller) apply(ctx context.Context, it item, p plan) error {
+	for _, d := range p.Orphan {
+		err := c.editMeta(ctx, d, func(m *api.ObjectMeta) []patchOp {
+			return removeOwnerOps(m, []string{it.Ref.UID})
+		})
+		if err != nil {
+			return fmt.Errorf("gc: orphan %s from %s: %w", d, it.Ref, err)
+		}
+		c.log.Info("orphaned dependent", "dependent", d.String(), "owner", it.Ref.String())
+	}
+	if p.RemoveFinalizer != "" {
+		err := c.editMeta(ctx, it.Ref, func(m *api.ObjectMeta) []patchOp {
+			return removeFinalizerOps(m, p.RemoveFinalizer)
+		})
+		if err != nil {
+			return fmt.Errorf("gc: remove finalizer %s from %s: %w", p.RemoveFinalizer, it.Ref, err)
+		}
+		c.log.Info("removed finalizer", "object", it.Ref.String(), "finalizer", p.RemoveFinalizer)
+	}
+	for _, u := range p.Enqueue {
+		c.queue.Add(u)
+	}
+	if len(p.RemoveOwners) > 0 {
+		err := c.editMeta(ctx, it.Ref, func(m *api.ObjectMeta) []patchOp {
+			return removeOwnerOps(m, p.RemoveOwners)
+		})
+		if err != nil {
+			return fmt.Errorf("gc: remove owner references from %s: %w", it.Ref, err)
+		}
+		c.log.Info("removed owner references", "object", it.Ref.String(), "owners", p.RemoveOwners)
+	}
+	if p.UnblockOwners {
+		if err := c.editMeta(ctx, it.Ref, unblockOps); err != nil {
+			return fmt.Errorf("gc: unblock owner references of %s: %w", it.Ref, err)
+		}
+	}
+	if p.Delete != "" {
+		err := c.client.Delete(ctx, it.Ref.Info, it.Ref.Namespace, it.Ref.Name, client.DeleteOptions{
+			PropagationPolicy: p.Delete,
+			Preconditions:     &client.Preconditions{UID: it.Ref.UID},
+		})
+		switch {
+		case client.IsNotFound(err), client.IsConflict(err): // gone or replaced
+		case err != nil:
+			return fmt.Errorf("gc: delete %s: %w", it.Ref, err)
+		default:
+			c.log.Info("deleted", "object", it.Ref.String(), "propagation", p.Delete)
+		}
+	}
+	return nil
+}
+
+// patchOp is one JSON patch operation.
+type patchOp struct {
+	Op    string `json:"op"`
+	Path  string `json:"path"`
+	Value any    `json:"value,omitempty"`
+}
+
+// listOp replaces the list at path, or removes it when it becomes empty.
+func listOp[T any](path string, list []T) patchOp {
+	if len(list) == 0 {
+		return patchOp{Op: "remove", Path: path}
+	}
+	return patchOp{Op: "replace", Path: path, Value: list}
+}
+
+func removeFinalizerOps(m *api.ObjectMeta, f string) []patchOp {
+	if !slices.Contains(m.Finalizers, f) {
+		return nil
+	}
+	rest := slices.DeleteFunc(slices.Clone(m.Finalizers), func(x string) bool { return x == f })
+	return []patchOp{listOp("/metadata/finalizers", rest)}
+}
+
+func removeOwnerOps(m *api.ObjectMeta, uids []string) []patchOp {
+	rest := slices.DeleteFunc(slices.Clone(m.OwnerReferences), func(r api.OwnerReference) bool {
+		return slices.Contains(uids, r.UID)
+	})
+	if len(rest) == len(m.OwnerReferences) {
+		return nil
+	}
+	return []patchOp{listOp("/metadata/ownerReferences", rest)}
+}
+
+func unblockOps(m *api.ObjectMeta) []patchOp {
+	refs := slices.Clone(m.OwnerReferences)
+	changed := false
+	f := false
+	for i := range refs {
+		if blocks(refs[i]) {
+			refs[i].BlockOwnerDeletion = &f
+			changed = true
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return []patchOp{listOp("/metadata/ownerReferences", refs)}
+}
+
+// editMeta reads ref live and applies the operations ops computes from its
+// metadata, as a JSON patch guarded by tests of uid and resourceVersion.
+// A missing or replaced object, or nothing to change, ends it successfully;
+// a failed test or a conflict is retried on a fresh read.
+func (c *Controller) editMeta(ctx context.Context, ref objectRef, ops func(*api.ObjectMeta) []patchOp) error {
+	var err error
+	for range patchAttempts {
+		var live *metaObject
+		live, err = c.get(ctx, ref.Info, ref.Namespace, ref.Name)
+		if err != nil {
+			return err
+		}
+		if live == nil || live.UID != ref.UID {
+			return nil
+		}
+		edit := ops(&live.ObjectMeta)
+		if len(edit) == 0 {
+			return nil
+		}
+		body := append([]patchOp{
+			{Op: "test", Path: "/metadata/uid", Value: live.UID},
+			{Op: "test", Path: "/metadata/resourceVersion", Value: live.ResourceVersion},
+		}, edit...)
+		data, merr := json.Marshal(body)
+		if merr != nil {
+			return fmt.Errorf("gc: encode patch: %w", merr)
+		}
+		err = c.client.Patch(ctx, ref.Info, ref.Namespace, ref.Name, client.JSONPatchType, data, nil)
+		switch {
+		case err == nil, client.IsNotFound(err):
+			return nil
+		case client.IsConflict(err), client.IsInvalid(err):
+			continue // changed under us: read again
+		default:
+			return fmt.Errorf("gc: patch %s: %w", ref, err)
+		}
+	}
+	return fmt.Errorf("gc: patch %s: %d attempts: %w", ref, patchAttempts, err)
+}
+
+// uidSet is a bounded set of uids known to be absent; uids are never
+// reused, so an entry never goes stale. When full it starts over.
+type uidSet struct {
+	mu   sync.Mutex
+	max  int
+	uids map[string]struct{}
+}
+
+func newUIDSet(max int) *uidSet { return &uidSet{max: max, uids: map[string]struct{}{}} }
+
+func (s *uidSet) add(uid string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.uids) >= s.max {
+		s.uids = map[string]struct{}{}
+	}
+	s.uids[uid] = struct{}{}
+}
+
+func (s *uidSet) has(uid string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.uids[uid]
+	return ok
+}

@@ -1,0 +1,160 @@
+package fakeapi
+
+import (
+	"context"
+	"testing"
+
+	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/client"
+)
+
+type obj struct {
+	api.TypeMeta   `json:",inline"`
+	api.ObjectMeta `json:"metadata"`
+}
+
+func setup(t *testing.T) (*Server, *api.ResourceInfo, *api.ResourceInfo, context.Context) {
+	res := Resources()
+	s := New(res)
+	ctx := t.Context()
+	ns, pods := Find(res, "", "namespaces"), Find(res, "", "pods")
+	if _, err := s.Create(ctx, ns, "", &obj{ObjectMeta: api.ObjectMeta{Name: "default"}}); err != nil {
+		t.Fatal(err)
+	}
+	return s, ns, pods, ctx
+}
+
+func TestDeletionRules(t *testing.T) {
+	tests := []struct {
+		name           string
+		finalizers     []string
+		policy         string
+		wantGone       bool
+		wantFinalizers []string
+	}{
+		{name: "background without finalizers: gone", wantGone: true},
+		{name: "foreground adds its finalizer", policy: client.DeletePropagationForeground, wantFinalizers: []string{FinalizerForeground}},
+		{name: "orphan adds its finalizer", policy: client.DeletePropagationOrphan, wantFinalizers: []string{FinalizerOrphan}},
+		{name: "custom finalizer keeps the object", finalizers: []string{"x/y"}, wantFinalizers: []string{"x/y"}},
+		{name: "background drops propagation finalizers", finalizers: []string{FinalizerOrphan}, wantGone: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, _, pods, ctx := setup(t)
+			if _, err := s.Create(ctx, pods, "default", &obj{ObjectMeta: api.ObjectMeta{Name: "p", Finalizers: tc.finalizers}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Delete(ctx, pods, "default", "p", client.DeleteOptions{PropagationPolicy: tc.policy}); err != nil {
+				t.Fatal(err)
+			}
+			m, ok := s.Meta(pods, "default", "p")
+			if ok == tc.wantGone {
+				t.Fatalf("exists = %v, want gone = %v", ok, tc.wantGone)
+			}
+			if ok && (m.DeletionTimestamp == nil || len(m.Finalizers) != len(tc.wantFinalizers) || m.Finalizers[0] != tc.wantFinalizers[0]) {
+				t.Fatalf("marked object: %+v", m)
+			}
+		})
+	}
+}
+
+func TestWriteRules(t *testing.T) {
+	s, _, pods, ctx := setup(t)
+	uid, err := s.Create(ctx, pods, "default", &obj{ObjectMeta: api.ObjectMeta{Name: "p", Finalizers: []string{"a"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, pods, "default", &obj{ObjectMeta: api.ObjectMeta{Name: "p"}}); !client.IsAlreadyExists(err) {
+		t.Fatalf("duplicate create: %v", err)
+	}
+	if _, err := s.Create(ctx, pods, "nowhere", &obj{ObjectMeta: api.ObjectMeta{Name: "p"}}); !client.IsNotFound(err) {
+		t.Fatalf("create in a missing namespace: %v", err)
+	}
+	var cur obj
+	if err := s.Get(ctx, pods, "default", "p", &cur); err != nil {
+		t.Fatal(err)
+	}
+	stale := cur
+	cur.Labels = map[string]string{"x": "y"}
+	if err := s.Update(ctx, pods, "default", &cur); err != nil {
+		t.Fatalf("update: %v", err)
+	}
+	if err := s.Update(ctx, pods, "default", &stale); !client.IsConflict(err) {
+		t.Fatalf("stale update: %v", err)
+	}
+	if err := s.Delete(ctx, pods, "default", "p", client.DeleteOptions{Preconditions: &client.Preconditions{UID: "other"}}); !client.IsConflict(err) {
+		t.Fatalf("delete with a wrong uid precondition: %v", err)
+	}
+	if err := s.Delete(ctx, pods, "default", "p", client.DeleteOptions{Preconditions: &client.Preconditions{UID: uid}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Patch(ctx, pods, "default", "p", client.MergePatchType, []byte(`{"metadata":{"finalizers":["a","b"]}}`), nil); !client.IsForbidden(err) {
+		t.Fatalf("adding a finalizer to a marked object: %v", err)
+	}
+	if err := s.Patch(ctx, pods, "default", "p", client.JSONPatchType, []byte(`[{"op":"test","path":"/metadata/resourceVersion","value":"1"},{"op":"remove","path":"/metadata/finalizers"}]`), nil); !client.IsInvalid(err) {
+		t.Fatalf("JSON patch with a failing test: %v", err)
+	}
+	if err := s.Patch(ctx, pods, "default", "p", client.JSONPatchType, []byte(`[{"op":"remove","path":"/metadata/finalizers"}]`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Meta(pods, "default", "p"); ok {
+		t.Fatal("a marked object without finalizers was kept")
+	}
+}
+
+func TestNamespaceLifecycle(t *testing.T) {
+	s, ns, pods, ctx := setup(t)
+	if err := s.Delete(ctx, ns, "", "default", client.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var u client.Unstructured
+	if err := s.Get(ctx, ns, "", "default", &u); err != nil {
+		t.Fatal(err)
+	}
+	var status struct{ Phase string }
+	if _, err := u.Field("status", &status); err != nil || status.Phase != "Terminating" {
+		t.Fatalf("status %+v %v", status, err)
+	}
+	if _, err := s.Create(ctx, pods, "default", &obj{ObjectMeta: api.ObjectMeta{Name: "late"}}); !client.IsForbidden(err) {
+		t.Fatalf("create in a terminating namespace: %v", err)
+	}
+	// The main resource cannot drop spec.finalizers.
+	if err := s.Patch(ctx, ns, "", "default", client.MergePatchType, []byte(`{"spec":{"finalizers":null}}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Meta(ns, "", "default"); !ok {
+		t.Fatal("namespace removed without finalize")
+	}
+	if err := s.Get(ctx, ns, "", "default", &u); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.SetField("spec", map[string]any{"finalizers": []string{}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(ctx, ns, "", &u, "finalize"); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Meta(ns, "", "default"); ok {
+		t.Fatal("finalized namespace kept")
+	}
+}
+
+func TestWatchGone(t *testing.T) {
+	s, _, pods, ctx := setup(t)
+	if _, err := s.Create(ctx, pods, "default", &obj{ObjectMeta: api.ObjectMeta{Name: "p"}}); err != nil {
+		t.Fatal(err)
+	}
+	s.Expire()
+	w, err := s.Watch(ctx, pods, "", client.ListOptions{ResourceVersion: "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	ev := <-w.ResultChan()
+	if !client.IsGone(ev.Err()) {
+		t.Fatalf("want 410, got %s %v", ev.Type, ev.Err())
+	}
+	if _, ok := <-w.ResultChan(); ok {
+		t.Fatal("stream continued after ERROR")
+	}
+}
