@@ -284,12 +284,6 @@ func validateClusterIPsRelatedFields(s *Service) field.ErrorList {
 	if p := s.Spec.IPFamilyPolicy; p != nil && !slices.Contains(supportedIPFamilyPolicies, *p) {
 		errs = append(errs, field.NotSupported(spec.Child("ipFamilyPolicy"), *p, supportedIPFamilyPolicies))
 	}
-	if p := s.Spec.IPFamilyPolicy; p != nil && *p == IPFamilyPolicySingleStack && len(s.Spec.ClusterIPs) > 1 {
-		errs = append(errs, field.Invalid(ipsPath, s.Spec.ClusterIPs, "must be at most 1 value when `ipFamilyPolicy` is 'SingleStack'"))
-	}
-	if p := s.Spec.IPFamilyPolicy; p != nil && *p == IPFamilyPolicySingleStack && len(s.Spec.IPFamilies) > 1 {
-		errs = append(errs, field.Invalid(famPath, s.Spec.IPFamilies, "must be at most 1 value when `ipFamilyPolicy` is 'SingleStack'"))
-	}
 
 	badIPs := false
 	for i, ip := range s.Spec.ClusterIPs {

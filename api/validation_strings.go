@@ -288,7 +288,7 @@ func IsValidCIDR(s string) bool {
 // IsIPv6 reports whether s is a valid IPv6 address.
 func IsIPv6(s string) bool {
 	ip, err := netip.ParseAddr(s)
-	return err == nil && ip.Is6() && !ip.Is4In6()
+	return err == nil && ip.Is6() && !ip.Is4In6() && ip.Zone() == ""
 }
 
 // ValidateIP returns Kubernetes' error for an invalid IP at path.
