@@ -146,8 +146,9 @@ func ValidateEvent(e *Event) field.ErrorList {
 		}
 		if e.ReportingController == "" {
 			errs = append(errs, field.Required(field.NewPath("reportingComponent"), ""))
+		} else {
+			errs = append(errs, ValidateQualifiedNameField(e.ReportingController, field.NewPath("reportingComponent"))...)
 		}
-		errs = append(errs, ValidateQualifiedNameField(e.ReportingController, field.NewPath("reportingComponent"))...)
 		if e.ReportingInstance == "" {
 			errs = append(errs, field.Required(field.NewPath("reportingInstance"), ""))
 		}
