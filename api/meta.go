@@ -145,6 +145,29 @@ type ResourceInfo struct {
 	// Fields returns the field-selector fields of an object, e.g.
 	// metadata.name, metadata.namespace, spec.nodeName, status.phase.
 	Fields func(Object) map[string]string
+
+	// NewList returns a new empty XxxList of the resource's type.
+	NewList func() ListObject
+	// PrepareForCreate clears what a client may not set on create, as the
+	// Kubernetes strategies do: the status of resources whose status is
+	// written through the status subresource, and generation (set to 1 for
+	// resources that track it). Call it before Default.
+	PrepareForCreate func(Object)
+	// PrepareForUpdate readies an update of the main resource against the
+	// stored object, before Default: it keeps the server-owned metadata
+	// (PrepareObjectMetaForUpdate), keeps the stored status when the
+	// resource has a status subresource, bumps generation when the spec
+	// changed, and keeps a Service's allocated values
+	// (PrepareServiceForUpdate).
+	PrepareForUpdate func(obj, old Object)
+	// PrepareForStatusUpdate readies a write to the status subresource: it
+	// keeps the stored spec, labels, annotations, owner references and
+	// finalizers and the server-owned metadata. Nil when the resource has
+	// no status subresource.
+	PrepareForStatusUpdate func(obj, old Object)
+	// ValidateStatusUpdate validates a write to the status subresource.
+	// Nil when the resource has no status subresource.
+	ValidateStatusUpdate func(obj, old Object) field.ErrorList
 }
 
 // GroupVersion is "v1" for the core group, else "group/version".
