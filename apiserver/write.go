@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"slices"
 
 	"github.com/skiff-dev/skiff/api"
@@ -47,7 +48,15 @@ func (h *hookRun) commit() {
 // for the caller but as an abort for the hooks.
 func (s *Server) write(ctx context.Context, dryRun bool, fn func(tx store.Txn, run *hookRun) error) error {
 	run := &hookRun{dryRun: dryRun}
-	_, err := s.store.Update(ctx, func(tx store.Txn) error {
+	_, err := s.store.Update(ctx, func(tx store.Txn) (err error) {
+		// A store may run closures on its own goroutine (group commit): a
+		// panic must become this request's error, not the process's end.
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.Error("apiserver: panic in write transaction", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				err = NewInternal(fmt.Errorf("panic: %v", v))
+			}
+		}()
 		run.abort() // outcomes of an earlier attempt of this closure
 		if err := fn(tx, run); err != nil {
 			return err
