@@ -71,8 +71,11 @@ func (f *filter) matches(raw []byte) (bool, error) {
 	}
 	if f.field == nil || f.r.metaFields {
 		var m metaOnly
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return false, fmt.Errorf("apiserver: decoding stored %s: %w", f.r.qualified, err)
+		if scanMeta(raw, &m) != nil {
+			m = metaOnly{}
+			if err := json.Unmarshal(raw, &m); err != nil {
+				return false, fmt.Errorf("apiserver: decoding stored %s: %w", f.r.qualified, err)
+			}
 		}
 		if f.label != nil && !f.label.Matches(m.Metadata.Labels) {
 			return false, nil
