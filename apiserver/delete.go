@@ -37,8 +37,16 @@ type preconditions struct {
 }
 
 // parseDeleteOptions reads DeleteOptions from the body (if any) and the
-// query (which wins), and resolves the propagation policy.
-func (h *handler) parseDeleteOptions() (*deleteOptions, string, error) {
+// query (which wins), and resolves the propagation policy and dry run.
+func (h *handler) parseDeleteOptions() (opts *deleteOptions, policy string, dryRun bool, err error) {
+	opts, policy, err = h.deleteOptions()
+	if err != nil {
+		return nil, "", false, err
+	}
+	return opts, policy, isDryRun(h.req) || slices.Contains(opts.DryRun, "All"), nil
+}
+
+func (h *handler) deleteOptions() (*deleteOptions, string, error) {
 	opts := &deleteOptions{}
 	fv, err := parseFieldValidation(h.req)
 	if err != nil {
@@ -93,21 +101,18 @@ func (h *handler) parseDeleteOptions() (*deleteOptions, string, error) {
 	case opts.OrphanDependents != nil:
 		policy = "Foreground"
 	}
-	if slices.Contains(opts.DryRun, "All") {
-		h.req.URL.RawQuery += "&dryRun=All"
-	}
 	return opts, policy, nil
 }
 
 func (h *handler) delete() {
-	opts, policy, err := h.parseDeleteOptions()
+	opts, policy, dry, err := h.parseDeleteOptions()
 	if err != nil {
 		writeErr(h.w, err)
 		return
 	}
 	ctx := h.req.Context()
 	var raw []byte
-	err = h.s.write(ctx, isDryRun(h.req), func(tx store.Txn, run *hookRun) error {
+	err = h.s.write(ctx, dry, func(tx store.Txn, run *hookRun) error {
 		kv, ok, err := tx.Get(KeyFor(h.r.info, h.ns, h.name))
 		if err != nil {
 			return err
@@ -263,7 +268,7 @@ func (h *handler) deleteCollection() {
 		writeErr(h.w, err)
 		return
 	}
-	opts, policy, err := h.parseDeleteOptions()
+	opts, policy, dry, err := h.parseDeleteOptions()
 	if err != nil {
 		writeErr(h.w, err)
 		return
@@ -274,7 +279,6 @@ func (h *handler) deleteCollection() {
 		writeErr(h.w, err)
 		return
 	}
-	dry := isDryRun(h.req)
 	items := make([]json.RawMessage, 0, len(res.Items))
 	for _, item := range res.Items {
 		ok, err := f.matches(item.Value)

@@ -60,7 +60,7 @@ type gizmo struct {
 	api.TypeMeta   `json:",inline"`
 	api.ObjectMeta `json:"metadata,omitempty"`
 	Spec           struct {
-		Replicas *int32        `json:"replicas,omitempty"`
+		Replicas *int32         `json:"replicas,omitempty"`
 		Selector *labelSelector `json:"selector,omitempty"`
 	} `json:"spec,omitempty"`
 	Status struct {

@@ -410,9 +410,9 @@ func isWatch(r *http.Request) bool {
 
 // handler carries one resource request.
 type handler struct {
-	s              *Server
-	r              *resource
-	ns, name, sub  string
-	w              http.ResponseWriter
-	req            *http.Request
+	s             *Server
+	r             *resource
+	ns, name, sub string
+	w             http.ResponseWriter
+	req           *http.Request
 }

@@ -35,7 +35,7 @@ type scaleStatus struct {
 type scalable struct {
 	Metadata api.ObjectMeta `json:"metadata"`
 	Spec     struct {
-		Replicas *int32         `json:"replicas"`
+		Replicas *int32          `json:"replicas"`
 		Selector json.RawMessage `json:"selector"`
 	} `json:"spec"`
 	Status struct {

@@ -145,7 +145,7 @@ func TestWatchSelectorTransitions(t *testing.T) {
 	}
 	steps := []struct {
 		name, patch, typ string
-		labels          string
+		labels           string
 	}{
 		{"x", `{"metadata":{"labels":{"app":"b"}}}`, "DELETED", "a"}, // DELETED carries the last matching state
 		{"y", `{"metadata":{"labels":{"app":"a"}}}`, "ADDED", "a"},
