@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	"io"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -27,6 +29,7 @@ func TestErrorTable(t *testing.T) {
 		{"not an object", "POST", widgetsPath, `[1,2]`, nil, 400, "BadRequest", ""},
 		{"unknown field", "POST", widgetsPath, `{"metadata":{"name":"u"},"spec":{"foo":1}}`, nil, 400, "BadRequest", `unknown field "spec.foo"`},
 		{"unknown field in YAML", "POST", widgetsPath, "metadata:\n  name: u\nspec:\n  foo: 1\n", []string{"Content-Type: application/yaml"}, 400, "BadRequest", `unknown field "spec.foo"`},
+		{"unknown field in a list", "POST", widgetsPath, `{"metadata":{"name":"u"},"spec":{"items":[{"name":"a","colour":1}]}}`, nil, 400, "BadRequest", `unknown field "spec.items[0].colour"`},
 		{"duplicate field", "POST", widgetsPath, `{"metadata":{"name":"d","name":"e"}}`, nil, 400, "BadRequest", `duplicate field "metadata.name"`},
 		{"wrong type", "POST", widgetsPath, `{"metadata":{"name":"t"},"spec":{"size":"big"}}`, nil, 400, "BadRequest", ""},
 		{"apiVersion mismatch", "POST", widgetsPath, `{"apiVersion":"v1","kind":"Widget","metadata":{"name":"a"}}`, nil, 400, "BadRequest", "API version"},
@@ -80,6 +83,27 @@ func TestErrorTable(t *testing.T) {
 		})
 	}
 	_ = w
+}
+
+// TestChunkedBodyTooLarge: a body without Content-Length is cut at the limit.
+func TestChunkedBodyTooLarge(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxBodyBytes = 1024 })
+	body := io.MultiReader(strings.NewReader(`{"metadata":{"name":"x"},"spec":{"color":"`), strings.NewReader(strings.Repeat("y", 4096)), strings.NewReader(`"}}`))
+	req, _ := http.NewRequest("POST", e.srv.URL+widgetsPath, body)
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := e.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 413 || !strings.Contains(string(b), "RequestEntityTooLarge") {
+		t.Fatalf("code %d: %s", res.StatusCode, b)
+	}
+	if req.ContentLength != 0 {
+		t.Fatalf("request had a Content-Length %d", req.ContentLength)
+	}
 }
 
 func TestInvalidCauses(t *testing.T) {

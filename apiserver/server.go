@@ -97,6 +97,13 @@ func New(cfg Config) (*Server, error) {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
+	if gat == nil {
+		if g, ok := reg.(prometheus.Gatherer); ok {
+			gat = g
+		} else {
+			gat = prometheus.NewRegistry() // metrics go to reg only
+		}
+	}
 	s.gatherer = gat
 	m, err := newMetrics(reg)
 	if err != nil {

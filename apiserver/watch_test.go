@@ -1,11 +1,15 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/skiff-dev/skiff/apiserver/internal/memstore"
+	"github.com/skiff-dev/skiff/store"
 )
 
 func TestWatchInitialThenLive(t *testing.T) {
@@ -243,4 +247,52 @@ func gaugeValue(t *testing.T, e *testEnv, name string) float64 {
 	}
 	t.Fatalf("metric %s not found", name)
 	return 0
+}
+
+// scriptedStore hands out a watch channel the test writes to.
+type scriptedStore struct {
+	*memstore.Store
+	events chan store.Event
+}
+
+func (s *scriptedStore) Watch(ctx context.Context, prefix string, fromRev int64, opts store.WatchOptions) (<-chan store.Event, error) {
+	return s.events, nil
+}
+
+func TestWatchStoreErrors(t *testing.T) {
+	cases := []struct {
+		name      string
+		err       error
+		wantError bool
+	}{
+		{"too slow ends the stream", store.ErrWatcherTooSlow, false},
+		{"compacted mid-stream sends 410", store.ErrCompacted, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ss := &scriptedStore{events: make(chan store.Event, 4)}
+			e := newEnv(t, func(c *Config) {
+				ss.Store = c.Store.(*memstore.Store)
+				c.Store = ss
+			})
+			w := e.watch(widgetsPath + "?watch=true&resourceVersion=1")
+			raw := []byte(`{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"s","namespace":"default","resourceVersion":"7"}}`)
+			ss.events <- store.Event{Type: store.EventPut, Revision: 7, KV: store.KeyValue{Key: "/registry/example.com/widgets/default/s", Value: raw}}
+			ss.events <- store.Event{Type: store.EventError, Err: tc.err}
+			close(ss.events)
+			if ev := w.next(false); ev.Type != "ADDED" || ev.meta(t).Name != "s" {
+				t.Fatalf("first event %s %s", ev.Type, ev.Object)
+			}
+			ev, ok := <-w.events
+			if tc.wantError {
+				if !ok || ev.Type != "ERROR" || !strings.Contains(string(ev.Object), `"code":410`) {
+					t.Fatalf("want ERROR 410, got %v %s %s", ok, ev.Type, ev.Object)
+				}
+				ev, ok = <-w.events
+			}
+			if ok {
+				t.Fatalf("stream continued with %s %s", ev.Type, ev.Object)
+			}
+		})
+	}
 }
