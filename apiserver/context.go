@@ -27,7 +27,16 @@ func UserFrom(ctx context.Context) (User, bool) {
 // record is filled in by the resource handler so that metrics and logs
 // know the verb and resource of a request.
 type record struct {
-	verb, resource string
+	verb, resource, user string
+}
+
+// ensureRecord returns the request's record, adding one when absent.
+func ensureRecord(r *http.Request) (*record, *http.Request) {
+	if rec := recordFrom(r.Context()); rec != nil {
+		return rec, r
+	}
+	rec := &record{}
+	return rec, r.WithContext(withRecord(r.Context(), rec))
 }
 
 func withRecord(ctx context.Context, rec *record) context.Context {

@@ -8,11 +8,12 @@ import (
 )
 
 // requestLogger logs every request (Debug, or Warn for 5xx) with its
-// method, path, code, duration and user.
+// method, path, verb, resource, code, duration and user.
 func requestLogger(log *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
+			rec, r := ensureRecord(r)
 			sw := wrapWriter(w)
 			next.ServeHTTP(sw, r)
 			level := slog.LevelDebug
@@ -22,16 +23,14 @@ func requestLogger(log *slog.Logger) func(http.Handler) http.Handler {
 			if !log.Enabled(r.Context(), level) {
 				return
 			}
-			user := ""
-			if u, ok := UserFrom(r.Context()); ok {
-				user = u.Name
-			}
 			log.LogAttrs(context.Background(), level, "apiserver: request",
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.Int("code", sw.status()),
 				slog.Duration("duration", time.Since(start)),
-				slog.String("user", user),
+				slog.String("verb", rec.verb),
+				slog.String("resource", rec.resource),
+				slog.String("user", rec.user),
 				slog.String("remote", r.RemoteAddr))
 		})
 	}

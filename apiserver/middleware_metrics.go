@@ -12,9 +12,9 @@ import (
 func (m *metrics) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &record{}
+		rec, r := ensureRecord(r)
 		sw := wrapWriter(w)
-		next.ServeHTTP(sw, r.WithContext(withRecord(r.Context(), rec)))
+		next.ServeHTTP(sw, r)
 		verb := rec.verb
 		if verb == "" {
 			verb = strings.ToLower(r.Method)
