@@ -1,0 +1,221 @@
+package apiserver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	sigsjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/skiff-dev/skiff/api"
+)
+
+// Media types the server decodes.
+const (
+	mediaJSON           = "application/json"
+	mediaYAML           = "application/yaml"
+	mediaMergePatch     = "application/merge-patch+json"
+	mediaJSONPatch      = "application/json-patch+json"
+	mediaStrategicPatch = "application/strategic-merge-patch+json"
+)
+
+// fieldValidation is how unknown and duplicate fields are treated.
+type fieldValidation int
+
+const (
+	validationStrict fieldValidation = iota
+	validationWarn
+	validationIgnore
+)
+
+func parseFieldValidation(r *http.Request) (fieldValidation, error) {
+	switch v := r.URL.Query().Get("fieldValidation"); v {
+	case "", "Strict":
+		return validationStrict, nil
+	case "Warn":
+		return validationWarn, nil
+	case "Ignore":
+		return validationIgnore, nil
+	default:
+		return 0, NewBadRequest(fmt.Sprintf("fieldValidation must be one of Ignore, Warn or Strict, not %q", v))
+	}
+}
+
+// mediaType is the request's Content-Type without parameters; an absent
+// one means JSON.
+func mediaType(r *http.Request) (string, error) {
+	ct := r.Header.Get("Content-Type")
+	switch ct {
+	case "", mediaJSON:
+		return mediaJSON, nil
+	}
+	mt, _, err := parseMediaTypeFast(ct)
+	if err != nil {
+		return "", NewUnsupportedMediaType(ct, mediaJSON, mediaYAML)
+	}
+	return mt, nil
+}
+
+// parseMediaTypeFast skips mime parsing for a bare media type.
+func parseMediaTypeFast(ct string) (string, map[string]string, error) {
+	if ct != "" && !strings.ContainsAny(ct, "; \t") {
+		return strings.ToLower(ct), nil, nil
+	}
+	return mime.ParseMediaType(ct)
+}
+
+// readBody reads the whole (size-limited) body.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, NewRequestEntityTooLarge(limit)
+	}
+	var buf []byte
+	var err error
+	if r.ContentLength > 0 {
+		buf = make([]byte, r.ContentLength)
+		_, err = io.ReadFull(r.Body, buf)
+	} else {
+		buf, err = io.ReadAll(r.Body)
+	}
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, NewRequestEntityTooLarge(mbe.Limit)
+		}
+		return nil, NewBadRequest(fmt.Sprintf("error reading request body: %v", err))
+	}
+	if int64(len(buf)) > limit {
+		return nil, NewRequestEntityTooLarge(limit)
+	}
+	return buf, nil
+}
+
+// toJSON converts a body of media type mt to JSON.
+func toJSON(mt string, body []byte, v fieldValidation) ([]byte, error) {
+	switch mt {
+	case mediaJSON:
+		return body, nil
+	case mediaYAML:
+		var (
+			j   []byte
+			err error
+		)
+		if v == validationStrict {
+			j, err = yaml.YAMLToJSONStrict(body)
+		} else {
+			j, err = yaml.YAMLToJSON(body)
+		}
+		if err != nil {
+			return nil, NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
+		}
+		return j, nil
+	default:
+		return nil, NewUnsupportedMediaType(mt, mediaJSON, mediaYAML)
+	}
+}
+
+// decodeObject decodes a request body of media type mt into a new object of
+// info's type. Unknown and duplicate fields are errors (Strict), warnings
+// (Warn) or ignored. apiVersion and kind, when present, must be info's; they
+// are filled when absent. It never panics on any input.
+func decodeObject(info *api.ResourceInfo, mt string, body []byte, v fieldValidation) (api.Object, []string, error) {
+	data, err := toJSON(mt, body, v)
+	if err != nil {
+		return nil, nil, err
+	}
+	return decodeJSON(info, data, v)
+}
+
+func decodeJSON(info *api.ResourceInfo, data []byte, v fieldValidation) (api.Object, []string, error) {
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, nil, NewBadRequest("the body of the request must be a JSON object")
+	}
+	obj := info.New()
+	strictErrs, err := sigsjson.UnmarshalStrict(trimmed, obj)
+	if err != nil {
+		return nil, nil, NewBadRequest(fmt.Sprintf("error decoding %s: %v", info.Kind, err))
+	}
+	var warnings []string
+	if len(strictErrs) > 0 {
+		msgs := make([]string, len(strictErrs))
+		for i, e := range strictErrs {
+			msgs[i] = e.Error()
+		}
+		switch v {
+		case validationStrict:
+			return nil, nil, NewBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+		case validationWarn:
+			warnings = msgs
+		}
+	}
+	tm := obj.GetTypeMeta()
+	if tm.APIVersion != "" && tm.APIVersion != info.GroupVersion() {
+		return nil, nil, NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, info.GroupVersion()))
+	}
+	if tm.Kind != "" && tm.Kind != info.Kind {
+		return nil, nil, NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", tm.Kind, info.Kind))
+	}
+	tm.APIVersion, tm.Kind = info.GroupVersion(), info.Kind
+	return obj, warnings, nil
+}
+
+// decodeInto decodes body (JSON or YAML) strictly into a fixed type such as
+// Scale or Binding.
+func decodeInto(mt string, body []byte, v fieldValidation, into any) ([]string, error) {
+	data, err := toJSON(mt, body, v)
+	if err != nil {
+		return nil, err
+	}
+	strictErrs, err := sigsjson.UnmarshalStrict(data, into)
+	if err != nil {
+		return nil, NewBadRequest(fmt.Sprintf("error decoding body: %v", err))
+	}
+	var warnings []string
+	if len(strictErrs) > 0 {
+		msgs := make([]string, len(strictErrs))
+		for i, e := range strictErrs {
+			msgs[i] = e.Error()
+		}
+		switch v {
+		case validationStrict:
+			return nil, NewBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+		case validationWarn:
+			warnings = msgs
+		}
+	}
+	return warnings, nil
+}
+
+// defaultPatcher applies merge and JSON patches; strategic merge patches
+// are applied as merge patches (lists are replaced, not merged).
+func defaultPatcher(ctx context.Context, contentType string, original, patch []byte) ([]byte, error) {
+	switch contentType {
+	case mediaMergePatch, mediaStrategicPatch:
+		out, err := jsonpatch.MergePatch(original, patch)
+		if err != nil {
+			return nil, NewBadRequest(fmt.Sprintf("error applying merge patch: %v", err))
+		}
+		return out, nil
+	case mediaJSONPatch:
+		p, err := jsonpatch.DecodePatch(patch)
+		if err != nil {
+			return nil, NewBadRequest(fmt.Sprintf("error decoding JSON patch: %v", err))
+		}
+		out, err := p.Apply(original)
+		if err != nil {
+			return nil, newStatusError(http.StatusUnprocessableEntity, api.StatusReasonInvalid,
+				fmt.Sprintf("the server rejected our request due to an error in our request: %v", err), nil)
+		}
+		return out, nil
+	default:
+		return nil, NewUnsupportedMediaType(contentType, mediaJSONPatch, mediaMergePatch, mediaStrategicPatch)
+	}
+}

@@ -1,0 +1,73 @@
+// Package apiserver serves Skiff's Kubernetes-shaped REST API over a
+// store.Interface: the same paths, verbs, JSON, watch stream and Status
+// errors as the Kubernetes API for the resources in Config.Resources.
+//
+// # Request path
+//
+// Every request passes, in order: recoverer (a panic becomes a 500 Status),
+// requestLogger (slog), metrics (apiserver_request_total,
+// apiserver_request_duration_seconds), then, for everything but /healthz,
+// /livez, /readyz and /version, authenticate (Bearer token → User in the
+// context, else 401) and limitBody (413 over Config.MaxBodyBytes). chi
+// routes discovery (/api, /apis, /api/v1, /apis/{g}/{v}) and /metrics;
+// everything under /api/v1/ and /apis/{g}/{v}/ is parsed by parsePath into
+// (resource, namespace, name, subresource), mapped to a Kubernetes verb,
+// authorized (Config.Authorizer) and served by one handler method:
+//
+//	list, watch, create, deletecollection   on the collection
+//	get, update, patch, delete              on the object
+//	status (get/update/patch), scale (get/update/patch), binding (create),
+//	log (get), finalize (update, namespaces)
+//
+// A write decodes the body strictly (sigs.k8s.io/json; unknown or duplicate
+// fields are 400 naming their path unless fieldValidation says otherwise),
+// fills server-owned metadata, defaults and validates (422 with one cause per
+// field error), and then runs one store transaction that re-reads the stored
+// object, checks resourceVersion preconditions (409), checks the namespace
+// (creates only: 404 when absent, 403 when terminating), calls the
+// resource's TxnHook, and puts the new value. After the transaction the
+// hook's Outcome.OnCommit or OnAbort runs.
+//
+// # Key layout
+//
+//	/registry/<group or "core">/<resource>/<namespace>/<name>   namespaced
+//	/registry/<group or "core">/<resource>/<name>               cluster-scoped
+//
+// (KeyFor). A list or watch of one namespace uses the prefix ending in
+// "<namespace>/", across namespaces the prefix ending in "<resource>/".
+//
+// # Invariants
+//
+//   - A stored value is the object's complete JSON with apiVersion, kind and
+//     metadata.resourceVersion equal to the revision of the transaction that
+//     wrote it. Gets, lists and watch events therefore send stored bytes as
+//     they are: a list is the envelope around the concatenated values, never
+//     re-encoded. Label selectors read only metadata (rawjson.go); field
+//     selectors decode the object to call ResourceInfo.Fields.
+//   - uid, creationTimestamp, generation, deletionTimestamp and
+//     deletionGracePeriodSeconds are set only by the server. generation is 1
+//     on create and grows by one whenever anything outside metadata and
+//     status changes.
+//   - On a resource with a status subresource, the main resource never
+//     changes status and /status changes nothing but status.
+//   - An update that changes nothing writes nothing: no new revision, no
+//     watch event.
+//   - An object leaves the store in exactly two ways: a DELETE with nothing
+//     holding it (finalizers, a bound pod's grace period, a namespace's
+//     spec.finalizers), or an update that removes the last such hold. The
+//     TxnHook sees OpDelete in both cases and only then.
+//   - Patches are applied inside the write transaction to the current stored
+//     object, so concurrent patches never conflict unless a patch sets
+//     metadata.resourceVersion itself.
+//   - Every error response is a Status with the Kubernetes reason and code.
+//
+// # Watch
+//
+// resourceVersion unset or "0" sends ADDED for the current objects (one store
+// List) and then follows store.Watch from that list's revision; "N" follows
+// store.Watch from N. A compacted N yields a 200 stream holding one ERROR
+// event with a 410 Gone Status. Selectors are applied to old and new values,
+// so an object that stops matching is sent as DELETED and one that starts
+// matching as ADDED. DELETED objects carry the revision of the deletion.
+// BOOKMARKs (allowWatchBookmarks) come from store progress events.
+package apiserver
