@@ -79,10 +79,10 @@ func (h *Hook) Admit(ctx context.Context, tx store.Txn, a apiserver.Admission) (
 
 // change collects what one transaction took and freed.
 type change struct {
-	tookIPs    []netip.Addr
-	tookPorts  []int
-	freeIPs    []netip.Addr
-	freePorts  []int
+	tookIPs   []netip.Addr
+	tookPorts []int
+	freeIPs   []netip.Addr
+	freePorts []int
 }
 
 func (c *change) outcome(h *Hook) apiserver.Outcome {
