@@ -1,14 +1,17 @@
 package apiserver_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/apiserver"
-	"github.com/skiff-dev/skiff/apiserver/internal/memstore"
+	"github.com/skiff-dev/skiff/store"
 )
 
 type note struct {
@@ -23,8 +26,20 @@ func ExampleNew() {
 		Version: "v1", Resource: "notes", Singular: "note", Kind: "Note", ListKind: "NoteList",
 		New: func() api.Object { return &note{} },
 	}
+	dir, err := os.MkdirTemp("", "skiff-example")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	st, err := store.OpenBolt(context.Background(), filepath.Join(dir, "skiff.db"), store.BoltOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer st.Close()
 	s, err := apiserver.New(apiserver.Config{
-		Store:         memstore.New(memstore.Options{}),
+		Store:         st,
 		Resources:     []*api.ResourceInfo{notes},
 		Authenticator: apiserver.StaticTokens{"secret": {Name: "admin"}},
 	})
