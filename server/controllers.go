@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/skiff-dev/skiff/client"
@@ -21,6 +22,10 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.ctrl = &controllers{cancel: cancel}
 	run := func(name string, f func(context.Context) error) {
+		if slices.Contains(s.cfg.DisabledControllers, name) {
+			s.log.Info("controller disabled", "controller", name)
+			return
+		}
 		s.ctrl.wg.Add(1)
 		go func() {
 			defer s.ctrl.wg.Done()
