@@ -12,7 +12,7 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
-	"github.com/skiff-dev/skiff/controller/internal/queue"
+	"github.com/skiff-dev/skiff/client/workqueue"
 	"github.com/skiff-dev/skiff/controller/internal/reflector"
 )
 
@@ -47,7 +47,7 @@ type Controller struct {
 	log       *slog.Logger
 
 	graph  *graph
-	queue  *queue.Queue[string]
+	queue  *workqueue.Queue[string]
 	absent *uidSet
 
 	// reflectorBackoff overrides the reflectors' back-off base (tests).
@@ -66,7 +66,7 @@ func New(c Client, resources []*api.ResourceInfo, logger *slog.Logger) *Controll
 		byKind:    map[string]*api.ResourceInfo{},
 		log:       logger.With("controller", "gc"),
 		graph:     newGraph(),
-		queue:     queue.New[string](defaultBackoffBase, defaultBackoffMax),
+		queue:     workqueue.New[string](defaultBackoffBase, defaultBackoffMax),
 		absent:    newUIDSet(absentCacheSize),
 	}
 	for _, r := range resources {

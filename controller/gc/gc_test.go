@@ -13,8 +13,8 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/client/workqueue"
 	"github.com/skiff-dev/skiff/controller/internal/fakeapi"
-	"github.com/skiff-dev/skiff/controller/internal/queue"
 )
 
 // testObject is any object with metadata only.
@@ -55,7 +55,7 @@ func newEnv(t *testing.T) *env {
 func (e *env) start() *Controller {
 	logger := slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c := New(e.srv, e.res, logger)
-	c.queue = queue.New[string](5*time.Millisecond, time.Second)
+	c.queue = workqueue.New[string](5*time.Millisecond, time.Second)
 	c.reflectorBackoff = 10 * time.Millisecond
 	e.done = make(chan error, 1)
 	go func() { e.done <- c.Run(e.ctx, 2) }()

@@ -11,7 +11,7 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
-	"github.com/skiff-dev/skiff/controller/internal/queue"
+	"github.com/skiff-dev/skiff/client/workqueue"
 	"github.com/skiff-dev/skiff/controller/internal/reflector"
 )
 
@@ -48,7 +48,7 @@ type Controller struct {
 	nsInfo     *api.ResourceInfo
 	namespaced []*api.ResourceInfo
 	log        *slog.Logger
-	queue      *queue.Queue[string]
+	queue      *workqueue.Queue[string]
 
 	// reflectorBackoff overrides the reflector's back-off base (tests).
 	reflectorBackoff time.Duration
@@ -63,7 +63,7 @@ func New(c Client, resources []*api.ResourceInfo, logger *slog.Logger) *Controll
 	ctl := &Controller{
 		client: c,
 		log:    logger.With("controller", "namespace"),
-		queue:  queue.New[string](defaultBackoffBase, defaultBackoffMax),
+		queue:  workqueue.New[string](defaultBackoffBase, defaultBackoffMax),
 	}
 	for _, r := range resources {
 		switch {

@@ -13,9 +13,9 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/client/workqueue"
 	"github.com/skiff-dev/skiff/controller/gc"
 	"github.com/skiff-dev/skiff/controller/internal/fakeapi"
-	"github.com/skiff-dev/skiff/controller/internal/queue"
 	"github.com/skiff-dev/skiff/controller/internal/reflector"
 )
 
@@ -107,7 +107,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 // start runs the namespace controller (and the collector when withGC).
 func (e *env) start(withGC bool) {
 	c := New(e.srv, e.res, e.logger())
-	c.queue = queue.New[string](5*time.Millisecond, time.Second)
+	c.queue = workqueue.New[string](5*time.Millisecond, time.Second)
 	c.reflectorBackoff = 10 * time.Millisecond
 	e.wg.Go(func() {
 		if err := c.Run(e.ctx, 2); err != nil {

@@ -1,4 +1,4 @@
-// Package queue is the keyed work queue of Skiff's controllers: a FIFO of
+// Package workqueue is the keyed work queue of Skiff's controllers: a FIFO of
 // keys with de-duplication, per-key exponential back-off for retries and
 // delayed adds.
 //
@@ -16,4 +16,4 @@
 //     cancelled and Get returns false, so workers stop at their next Get.
 //     The queue starts no goroutine of its own (delays are runtime timers
 //     that only add a key), so it cannot leak one.
-package queue
+package workqueue
