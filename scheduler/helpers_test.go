@@ -59,8 +59,12 @@ func startServer(tb testing.TB, disabled ...string) *client.Client {
 func informers(tb testing.TB, ctx context.Context, c *client.Client) (pods, nodes *client.Informer) {
 	pods = client.NewInformer(c, podsRes, client.InformerOptions{})
 	nodes = client.NewInformer(c, nodesRes, client.InformerOptions{})
+	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	tb.Cleanup(wg.Wait)
+	tb.Cleanup(func() {
+		cancel()
+		wg.Wait()
+	})
 	wg.Go(func() { _ = pods.Run(ctx) })
 	wg.Go(func() { _ = nodes.Run(ctx) })
 	return pods, nodes
