@@ -139,7 +139,7 @@ func TestFits(t *testing.T) {
 			bound: []*api.Pod{pod("b", boundTo("a"), requests("4", ""), func(p *api.Pod) { p.Status.Phase = api.PodSucceeded })},
 			pod:   pod("p", requests("1", ""))},
 		{name: "limits count as requests when requests are absent", node: node("a"),
-			pod: pod("p", func(p *api.Pod) { p.Spec.Containers[0].Resources.Limits = api.ResourceList{"cpu": "5"} }),
+			pod:  pod("p", func(p *api.Pod) { p.Spec.Containers[0].Resources.Limits = api.ResourceList{"cpu": "5"} }),
 			want: []string{reasonInsufficientCPU}},
 		{name: "init container request above the containers' sum", node: node("a"),
 			pod: pod("p", requests("1", ""), func(p *api.Pod) {

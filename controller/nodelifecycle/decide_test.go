@@ -185,8 +185,8 @@ func TestDecide(t *testing.T) {
 			requeue: 30 * time.Second, probe: t0.Add(-10 * time.Second),
 		},
 		{
-			name: "no Ready condition after the grace period: NodeStatusNeverUpdated",
-			in:   input{node: node("", time.Time{}), now: t0, prev: health{probe: t0.Add(-grace)}},
+			name:        "no Ready condition after the grace period: NodeStatusNeverUpdated",
+			in:          input{node: node("", time.Time{}), now: t0, prev: health{probe: t0.Add(-grace)}},
 			readyStatus: api.ConditionUnknown, readyReason: ReasonNodeStatusNeverUpdated,
 			taints: []string{TaintUnreachable + ":NoSchedule"}, updateTaints: true,
 			requeue: evict, probe: t0.Add(-grace), notReadySince: t0,
