@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -335,3 +336,9 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(m.Run())
 }
+
+// clientListAll lists without selectors.
+var clientListAll = client.ListOptions{}
+
+// asErr is errors.As.
+func asErr(err error, target any) bool { return errors.As(err, target) }
