@@ -212,7 +212,7 @@ func deployment(name string) *api.Deployment {
 			Selector: &api.LabelSelector{MatchLabels: map[string]string{"app": name}},
 			Template: api.PodTemplateSpec{
 				ObjectMeta: api.ObjectMeta{Labels: map[string]string{"app": name}},
-				Spec: api.PodSpec{Containers: []api.Container{{Name: "web", Image: "nginx:1.27"}}},
+				Spec:       api.PodSpec{Containers: []api.Container{{Name: "web", Image: "nginx:1.27"}}},
 			},
 		},
 	}

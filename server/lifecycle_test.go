@@ -271,4 +271,3 @@ func TestGarbageCollection(t *testing.T) {
 	})
 	checkAllocations(t, c)
 }
-
