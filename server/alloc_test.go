@@ -478,3 +478,40 @@ func TestConcurrentCreatesNeverDuplicate(t *testing.T) {
 		t.Fatalf("%d IPAddresses, want %d (one per Service)", len(ipas), n+1)
 	}
 }
+
+// TestIPAddressOfALiveServiceCannotBeDeleted: deleting the IPAddress of a
+// Service through the API must not free its ClusterIP for another Service.
+func TestIPAddressOfALiveServiceCannotBeDeleted(t *testing.T) {
+	ts := startServer(t, testConfig(t))
+	c := ts.c
+	ctx := ctxT(t, 30*time.Second)
+	a := service("holder", api.ServiceTypeClusterIP, 80)
+	a.Spec.ClusterIP = "10.96.0.40"
+	if err := c.Create(ctx, resServices, "default", a); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Delete(ctx, resIPAddrs, "", "10.96.0.40", client.DeleteOptions{})
+	wantAPIError(t, err, 409, "default/holder")
+	if !ipaExists(t, c, "10.96.0.40") {
+		t.Fatal("IPAddress of a live Service deleted")
+	}
+	b := service("thief", api.ServiceTypeClusterIP, 80)
+	b.Spec.ClusterIP = "10.96.0.40"
+	wantAPIError(t, c.Create(ctx, resServices, "default", b), 422, "provided IP is already allocated")
+
+	// A user's own IPAddress, and one whose Service is gone, can be deleted.
+	own := &api.IPAddress{ObjectMeta: api.ObjectMeta{Name: "10.96.0.41"},
+		Spec: api.IPAddressSpec{ParentRef: &api.ParentReference{Resource: "services", Namespace: "default", Name: "nobody"}}}
+	if err := c.Create(ctx, resIPAddrs, "", own); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, resIPAddrs, "", "10.96.0.41", client.DeleteOptions{}); err != nil {
+		t.Fatalf("delete an IPAddress without a live parent: %v", err)
+	}
+	c2 := service("after", api.ServiceTypeClusterIP, 80)
+	c2.Spec.ClusterIP = "10.96.0.41"
+	if err := c.Create(ctx, resServices, "default", c2); err != nil {
+		t.Fatalf("IP of a deleted user IPAddress not free: %v", err)
+	}
+	checkAllocations(t, c)
+}
