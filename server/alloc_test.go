@@ -515,3 +515,45 @@ func TestIPAddressOfALiveServiceCannotBeDeleted(t *testing.T) {
 	}
 	checkAllocations(t, c)
 }
+
+// TestDryRunAllocatesNothing: a dry-run create answers with an IP and a
+// port but keeps neither.
+func TestDryRunAllocatesNothing(t *testing.T) {
+	ts := startServer(t, testConfig(t))
+	c := ts.c
+	ctx := ctxT(t, 30*time.Second)
+	s := service("dry", api.ServiceTypeNodePort, 80)
+	s.Spec.ClusterIP = "10.96.0.90"
+	s.Spec.Ports[0].NodePort = 30190
+	var out api.Service
+	if err := c.Do(ctx, "POST", "/api/v1/namespaces/default/services?dryRun=All", s, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out.Spec.ClusterIP != "10.96.0.90" || out.Spec.Ports[0].NodePort != 30190 {
+		t.Fatalf("dry run answered %+v", out.Spec)
+	}
+	if ipaExists(t, c, "10.96.0.90") {
+		t.Fatal("dry run stored an IPAddress")
+	}
+	var got api.Service
+	if err := c.Get(ctx, resServices, "default", "dry", &got); !client.IsNotFound(err) {
+		t.Fatalf("dry run stored the Service: %v", err)
+	}
+	real := service("real", api.ServiceTypeNodePort, 80)
+	real.Spec.ClusterIP = "10.96.0.90"
+	real.Spec.Ports[0].NodePort = 30190
+	if err := c.Create(ctx, resServices, "default", real); err != nil {
+		t.Fatalf("dry run kept its IP or port: %v", err)
+	}
+	// A dry-run delete frees nothing.
+	if err := c.Do(ctx, "DELETE", "/api/v1/namespaces/default/services/real?dryRun=All", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	again := service("again", api.ServiceTypeClusterIP, 80)
+	again.Spec.ClusterIP = "10.96.0.90"
+	wantAPIError(t, c.Create(ctx, resServices, "default", again), 422, "provided IP is already allocated")
+	if !ipaExists(t, c, "10.96.0.90") {
+		t.Fatal("dry-run delete removed the IPAddress")
+	}
+	checkAllocations(t, c)
+}

@@ -329,12 +329,35 @@ func checkAllocations(t testing.TB, c *client.Client) (svcs []api.Service) {
 	return svcs
 }
 
+// afterTests run once every test and benchmark is done (servers that
+// outlive one benchmark function's b.N rounds); tempDirs are then removed.
+var (
+	afterTests []func()
+	tempDirs   []string
+)
+
+// mkdirTemp makes a directory that TestMain removes at the end.
+func mkdirTemp(pattern string) (string, error) {
+	d, err := os.MkdirTemp("", pattern)
+	if err == nil {
+		tempDirs = append(tempDirs, d)
+	}
+	return d, err
+}
+
 func TestMain(m *testing.M) {
 	// The crash test re-executes this binary as the server process.
 	if os.Getenv(crashChildEnv) != "" {
 		os.Exit(runCrashChild())
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	for _, f := range afterTests {
+		f()
+	}
+	for _, d := range tempDirs {
+		_ = os.RemoveAll(d)
+	}
+	os.Exit(code)
 }
 
 // clientListAll lists without selectors.
