@@ -228,9 +228,6 @@ func isAPIError(err error) bool {
 // same data dir each time, then checks every acknowledged create and
 // delete and the allocation invariants on a final server.
 func TestCrashMidStormLosesNoAckedWriteAndLeaksNoIP(t *testing.T) {
-	if testing.Short() {
-		t.Skip("crash test: runs child processes with fsync on")
-	}
 	dataDir := t.TempDir()
 	all := map[string]acked{}
 	for round := range 2 {
