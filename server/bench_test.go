@@ -313,8 +313,14 @@ func BenchmarkList10kPods(b *testing.B) {
 // BenchmarkStartToReady: from the server.Start call to /readyz answering
 // 200, on a fresh data dir (CA, keys, tokens and bootstrap objects are
 // made) and on a restart over a data dir holding 1,000 Services (repair
-// pass over them). One op is one start; Stop is not timed.
+// pass over them). One op is one start (ns/op is the mean); Stop is not
+// timed.
 func BenchmarkStartToReady(b *testing.B) {
+	var worst time.Duration
+	report := func(b *testing.B) {
+		b.ReportMetric(float64(worst)/float64(time.Millisecond), "max-ms-to-ready")
+		worst = 0
+	}
 	measure := func(b *testing.B, cfg config.Server) {
 		t0 := time.Now()
 		s, err := server.Start(context.Background(), cfg, nil)
@@ -343,7 +349,7 @@ func BenchmarkStartToReady(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		b.ReportMetric(float64(d)/float64(time.Millisecond), "ms-to-ready")
+		worst = max(worst, d)
 	}
 	b.Run("fresh", func(b *testing.B) {
 		for range b.N {
@@ -352,6 +358,7 @@ func BenchmarkStartToReady(b *testing.B) {
 			b.StartTimer()
 			measure(b, cfg)
 		}
+		report(b)
 	})
 	b.Run("restart-1000-services", func(b *testing.B) {
 		cfg := benchConfig(b)
@@ -376,5 +383,6 @@ func BenchmarkStartToReady(b *testing.B) {
 		for range b.N {
 			measure(b, cfg)
 		}
+		report(b)
 	})
 }
