@@ -10,6 +10,11 @@ require (
 )
 
 require (
+	github.com/miekg/dns v1.1.73 // indirect
+	golang.org/x/net v0.59.0 // indirect
+)
+
+require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
