@@ -34,6 +34,7 @@ type forwarder struct {
 
 	mu       sync.Mutex
 	inflight map[cacheKey]*flight
+	waiters  int // lookups waiting on another's exchange (for tests)
 }
 
 type flight struct {
@@ -78,8 +79,12 @@ func (f *forwarder) lookup(q mdns.Question) (*mdns.Msg, time.Duration, error) {
 
 	f.mu.Lock()
 	if fl := f.inflight[k]; fl != nil {
+		f.waiters++
 		f.mu.Unlock()
 		<-fl.done
+		f.mu.Lock()
+		f.waiters--
+		f.mu.Unlock()
 		return fl.msg, 0, fl.err
 	}
 	fl := &flight{done: make(chan struct{})}

@@ -80,13 +80,16 @@ type testServer struct {
 	tcpAddr string
 }
 
-func startServer(t testing.TB, cfg Config, store *Store) *testServer {
+func startServer(t testing.TB, cfg Config, store *Store, prep ...func(*Server)) *testServer {
 	t.Helper()
 	if cfg.Upstreams == nil {
 		cfg.Upstreams = []string{}
 	}
 	srv, err := NewServer(cfg, store)
 	must(t, err)
+	for _, p := range prep {
+		p(srv)
+	}
 	udp, err := net.ListenPacket("udp", "127.0.0.1:0")
 	must(t, err)
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
