@@ -140,11 +140,8 @@ func buildView(key string, svc *Service, eps []*EndpointSlice) *svcView {
 	switch {
 	case svc.Type == TypeExternalName:
 		v.kind = kindExternal
-		t := strings.ToLower(mdns.Fqdn(svc.ExternalName))
-		if svc.ExternalName != "" && t != "." {
-			if _, ok := mdns.IsDomainName(t); ok {
-				v.target = t
-			}
+		if t := lowerName(mdns.Fqdn(svc.ExternalName)); validHostname(t) {
+			v.target = t
 		}
 	case svc.Headless:
 		v.kind = kindHeadless
@@ -227,6 +224,30 @@ func sortAddrs(a []netip.Addr) []netip.Addr {
 	}
 	slices.SortFunc(a, netip.Addr.Compare)
 	return slices.Clip(slices.Compact(a))
+}
+
+// validHostname reports whether the absolute lowercase name is made of
+// labels of letters, digits, '-' and '_' (1-63 bytes each, 254 in all with
+// the final dot): a name that packs and needs no escaping.
+func validHostname(name string) bool {
+	if len(name) < 2 || len(name) > 254 || name[len(name)-1] != '.' {
+		return false
+	}
+	l := 0
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c == '.':
+			if l == 0 || l > 63 {
+				return false
+			}
+			l = 0
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '-', c == '_':
+			l++
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // protoLabel is the SRV protocol label of a Kubernetes protocol: "tcp",
