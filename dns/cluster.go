@@ -3,6 +3,7 @@ package dns
 import (
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 
 	mdns "github.com/miekg/dns"
@@ -28,13 +29,13 @@ const (
 )
 
 type node struct {
-	kind   nodeKind
-	view   *svcView
-	label  string // nodeEndpoint
-	port   string // nodeSRV: port name
-	proto  string // nodeSRV: protocol label
-	svcFQ  string // nodeSRV: lowercase FQDN of the Service
-	addr   netip.Addr
+	kind  nodeKind
+	view  *svcView
+	label string // nodeEndpoint
+	port  string // nodeSRV: port name
+	proto string // nodeSRV: protocol label
+	svcFQ string // nodeSRV: lowercase FQDN of the Service
+	addr  netip.Addr
 }
 
 // resolve classifies the lowercase name lname (in the cluster domain).
@@ -250,7 +251,12 @@ func (s *Server) answerSRV(m *mdns.Msg, owner string, n node, rot int) {
 	weight := uint16(max(1, 100/len(ts)))
 	recs := make([]mdns.SRV, len(ts))
 	start := len(m.Answer)
-	m.Answer = append(m.Answer, make([]mdns.RR, len(ts))...)
+	m.Answer = slices.Grow(m.Answer, len(ts))[:start+len(ts)]
+	type owned struct {
+		owner string
+		addr  netip.Addr
+	}
+	extra := make([]owned, 0, len(ts))
 	off := 0
 	prev := ""
 	for i, t := range ts {
@@ -260,73 +266,80 @@ func (s *Server) answerSRV(m *mdns.Msg, owner string, n node, rot int) {
 		recs[i] = mdns.SRV{Hdr: s.hdr(owner, mdns.TypeSRV), Priority: 0, Weight: weight, Port: t.port, Target: name}
 		m.Answer[start+(i+rot)%len(ts)] = &recs[i]
 		if t.label != prev { // targets are sorted by label: add each one's addresses once
-			m.Extra = s.appendHosts(m.Extra, name, v.hostAddrs(t.label), mdns.TypeANY)
+			for _, h := range v.hostAddrs(t.label) {
+				extra = append(extra, owned{owner: name, addr: h.addr})
+			}
 			prev = t.label
 		}
 	}
+	m.Extra = s.appendAddrRecords(m.Extra, len(extra), func(i int) (string, netip.Addr) { return extra[i].owner, extra[i].addr }, mdns.TypeANY)
 }
 
 // appendAddrs appends the A (or AAAA) records of the addresses of the family
 // qtype asks for (both for ANY), starting at index rot so that clients that
 // take the first address spread over all of them.
 func (s *Server) appendAddrs(dst []mdns.RR, owner string, addrs []netip.Addr, qtype uint16, rot int) []mdns.RR {
-	if len(addrs) == 0 {
-		return dst
-	}
-	n := 0
-	for _, a := range addrs {
-		if wants(qtype, a) {
-			n++
-		}
-	}
-	if n == 0 {
-		return dst
-	}
-	if dst == nil {
-		dst = make([]mdns.RR, 0, n)
-	}
-	if addrs[0].Is4() {
-		rrs := make([]mdns.A, n)
-		ips := make([]byte, 4*n)
-		i := 0
-		for j := range addrs {
-			a := addrs[(j+rot)%len(addrs)]
-			if !wants(qtype, a) {
-				continue
-			}
-			v := a.As4()
-			ip := ips[4*i : 4*i+4 : 4*i+4]
-			copy(ip, v[:])
-			rrs[i] = mdns.A{Hdr: s.hdr(owner, mdns.TypeA), A: net.IP(ip)}
-			dst = append(dst, &rrs[i])
-			i++
-		}
-		return dst
-	}
-	rrs := make([]mdns.AAAA, n)
-	ips := make([]byte, 16*n)
-	i := 0
-	for j := range addrs {
-		a := addrs[(j+rot)%len(addrs)]
-		if !wants(qtype, a) {
-			continue
-		}
-		v := a.As16()
-		ip := ips[16*i : 16*i+16 : 16*i+16]
-		copy(ip, v[:])
-		rrs[i] = mdns.AAAA{Hdr: s.hdr(owner, mdns.TypeAAAA), AAAA: net.IP(ip)}
-		dst = append(dst, &rrs[i])
-		i++
-	}
-	return dst
+	n := len(addrs)
+	return s.appendAddrRecords(dst, n, func(i int) (string, netip.Addr) { return owner, addrs[(i+rot)%n] }, qtype)
 }
 
 // appendHosts appends the address records of one endpoint label.
 func (s *Server) appendHosts(dst []mdns.RR, owner string, hs []hostAddr, qtype uint16) []mdns.RR {
-	for _, h := range hs {
-		if wants(qtype, h.addr) {
-			dst = append(dst, addrRR(s.hdr(owner, 0), h.addr))
+	return s.appendAddrRecords(dst, len(hs), func(i int) (string, netip.Addr) { return owner, hs[i].addr }, qtype)
+}
+
+// appendAddrRecords appends A and AAAA records for the n (owner, address)
+// pairs that rec returns, keeping those qtype wants. The records and their
+// address bytes come from one allocation per family, not one per record.
+func (s *Server) appendAddrRecords(dst []mdns.RR, n int, rec func(int) (string, netip.Addr), qtype uint16) []mdns.RR {
+	n4, n6 := 0, 0
+	for i := range n {
+		if _, a := rec(i); wants(qtype, a) {
+			if a.Is4() {
+				n4++
+			} else {
+				n6++
+			}
 		}
+	}
+	if n4+n6 == 0 {
+		return dst
+	}
+	dst = slices.Grow(dst, n4+n6)
+	var (
+		as  []mdns.A
+		as6 []mdns.AAAA
+		ip4 []byte
+		ip6 []byte
+		i4  int
+		i6  int
+	)
+	if n4 > 0 {
+		as, ip4 = make([]mdns.A, n4), make([]byte, 4*n4)
+	}
+	if n6 > 0 {
+		as6, ip6 = make([]mdns.AAAA, n6), make([]byte, 16*n6)
+	}
+	for i := range n {
+		owner, a := rec(i)
+		if !wants(qtype, a) {
+			continue
+		}
+		if a.Is4() {
+			v := a.As4()
+			ip := ip4[4*i4 : 4*i4+4 : 4*i4+4]
+			copy(ip, v[:])
+			as[i4] = mdns.A{Hdr: s.hdr(owner, mdns.TypeA), A: net.IP(ip)}
+			dst = append(dst, &as[i4])
+			i4++
+			continue
+		}
+		v := a.As16()
+		ip := ip6[16*i6 : 16*i6+16 : 16*i6+16]
+		copy(ip, v[:])
+		as6[i6] = mdns.AAAA{Hdr: s.hdr(owner, mdns.TypeAAAA), AAAA: net.IP(ip)}
+		dst = append(dst, &as6[i6])
+		i6++
 	}
 	return dst
 }

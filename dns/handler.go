@@ -1,6 +1,7 @@
 package dns
 
 import (
+	"sync"
 	"net/netip"
 	"runtime/debug"
 	"strings"
@@ -24,30 +25,40 @@ const (
 // logged and answered SERVFAIL.
 func (s *Server) ServeDNS(w mdns.ResponseWriter, r *mdns.Msg) {
 	start := time.Now()
-	q := query{req: r, typeIdx: typeNone, source: srcRejected, rcode: -1}
-	defer func() {
-		if p := recover(); p != nil {
-			s.st.log.Error("panic answering query", "panic", p, "stack", string(debug.Stack()))
-			if !q.written {
-				q.rcode = mdns.RcodeServerFailure
-				m := new(mdns.Msg)
-				m.SetRcode(r, mdns.RcodeServerFailure)
-				m.Answer, m.Ns, m.Extra = nil, nil, nil
-				s.send(w, &q, m)
-			}
-		}
-		if q.rcode >= 0 {
-			s.m.observe(q.typeIdx, q.rcode, q.source, time.Since(start))
-		}
-	}()
+	q := queryPool.Get().(*query)
+	*q = query{req: r, typeIdx: typeNone, source: srcRejected, rcode: -1}
+	defer s.finish(w, q, start)
 	if r == nil || r.Response {
 		return // never answer an answer: that is how reflection loops start
 	}
 	addr, udp := clientAddr(w.RemoteAddr())
 	q.udp = udp
-	resp := s.answer(&q, addr)
-	s.send(w, &q, resp)
+	s.send(w, q, s.answer(q, addr))
 }
+
+// finish recovers from a panic (answering SERVFAIL if nothing was sent),
+// counts the request and recycles q.
+func (s *Server) finish(w mdns.ResponseWriter, q *query, start time.Time) {
+	if p := recover(); p != nil {
+		s.st.log.Error("panic answering query", "panic", p, "stack", string(debug.Stack()))
+		if !q.written && q.req != nil {
+			m := new(mdns.Msg)
+			m.SetRcode(q.req, mdns.RcodeServerFailure)
+			s.send(w, q, m)
+		}
+		q.rcode = mdns.RcodeServerFailure
+		q.resp = nil // may be half-built: let the GC have it
+	}
+	if q.rcode >= 0 {
+		s.m.observe(q.typeIdx, q.rcode, q.source, time.Since(start))
+	}
+	*q = query{}
+	queryPool.Put(q)
+}
+
+// queryPool recycles the per-request state with the response message and
+// the small arrays its sections start in.
+var queryPool = sync.Pool{New: func() any { return new(query) }}
 
 // query is the state of one request while it is answered.
 type query struct {
@@ -61,13 +72,35 @@ type query struct {
 	source  int
 	rcode   int // -1 until a response is sent
 	written bool
+
+	// resp is the response, built in place (nil until answer runs).
+	resp  *mdns.Msg
+	msg   mdns.Msg
+	qbuf  [1]mdns.Question
+	opt   mdns.OPT
+	extra [1]mdns.RR
+	abuf  [4]mdns.RR // answer records, while they fit
+	nbuf  [1]mdns.RR // authority: the SOA of a negative answer
 }
 
 // answer builds the response to q.req (from addr).
 func (s *Server) answer(q *query, addr netip.Addr) *mdns.Msg {
 	r := q.req
-	m := new(mdns.Msg)
-	m.SetReply(r)
+	m := &q.msg
+	q.resp = m
+	// SetReply, without allocating the question section.
+	m.Id = r.Id
+	m.Response = true
+	m.Opcode = r.Opcode
+	if r.Opcode == mdns.OpcodeQuery {
+		m.RecursionDesired = r.RecursionDesired
+		m.CheckingDisabled = r.CheckingDisabled
+	}
+	if len(r.Question) > 0 {
+		q.qbuf[0] = r.Question[0]
+		m.Question = q.qbuf[:]
+	}
+	m.Answer, m.Ns = q.abuf[:0], q.nbuf[:0]
 	m.RecursionAvailable = true
 	q.maxSize = maxTCPSize
 	if q.udp {
@@ -162,7 +195,8 @@ func (s *Server) send(w mdns.ResponseWriter, q *query, m *mdns.Msg) {
 		return
 	}
 	if q.hasOPT {
-		o := &mdns.OPT{Hdr: mdns.RR_Header{Name: ".", Rrtype: mdns.TypeOPT}}
+		o := &q.opt
+		*o = mdns.OPT{Hdr: mdns.RR_Header{Name: ".", Rrtype: mdns.TypeOPT}}
 		size := q.maxSize
 		if !q.udp {
 			size = maxUDPSize
@@ -171,7 +205,12 @@ func (s *Server) send(w mdns.ResponseWriter, q *query, m *mdns.Msg) {
 		if q.do {
 			o.SetDo()
 		}
-		m.Extra = append(m.Extra[:len(m.Extra):len(m.Extra)], o)
+		if len(m.Extra) == 0 {
+			q.extra[0] = o
+			m.Extra = q.extra[:]
+		} else {
+			m.Extra = append(m.Extra[:len(m.Extra):len(m.Extra)], o)
+		}
 	} else if m.Rcode > 0xF {
 		m.Rcode = mdns.RcodeFormatError // an extended rcode needs an OPT
 	}
@@ -199,9 +238,6 @@ func (s *Server) send(w mdns.ResponseWriter, q *query, m *mdns.Msg) {
 	}
 	if _, err := w.Write(out); err != nil {
 		s.st.log.Debug("write response", "name", questionName(q.req), "err", err)
-	}
-	if cap(out) == cap(*bp) {
-		*bp = out[:cap(out)]
 	}
 	packBufs.Put(bp)
 }
@@ -231,8 +267,10 @@ func (s *Server) answerReverse(q *query, m *mdns.Msg, qq mdns.Question) bool {
 		m.Rcode = mdns.RcodeServerFailure
 		return true
 	}
-	if zone == "" {
-		zone = defaultReverseZone(a)
+	if len(refs) == 0 || (qq.Qtype != mdns.TypePTR && qq.Qtype != mdns.TypeANY) {
+		if zone == "" {
+			zone = defaultReverseZone(a)
+		}
 	}
 	if len(refs) == 0 {
 		m.Rcode = mdns.RcodeNameError

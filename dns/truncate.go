@@ -14,6 +14,10 @@ var packBufs = sync.Pool{New: func() any {
 	return &b
 }}
 
+// compressAbove is the uncompressed size above which responses are
+// compressed.
+const compressAbove = 512
+
 // fit packs m into at most max bytes (buf is scratch space). When the whole
 // message does not fit it drops, in order: the additional records (but the
 // OPT), the authority records of a non-empty answer (neither sets TC), then
@@ -21,11 +25,17 @@ var packBufs = sync.Pool{New: func() any {
 // cuts an RRset in two: a client that sees TC retries over TCP and gets
 // everything. fit may reslice m's sections but never writes into them.
 func fit(m *mdns.Msg, buf []byte, max int) ([]byte, error) {
-	m.Compress = true
+	// Name compression costs a map per message, about half of the time
+	// spent answering: small messages go out without it.
+	m.Compress = false
+	if l := m.Len(); l > compressAbove || l > max {
+		m.Compress = true
+	}
 	out, err := m.PackBuffer(buf)
 	if err != nil || len(out) <= max {
 		return out, err
 	}
+	m.Compress = true
 	var opt []mdns.RR
 	for _, rr := range m.Extra {
 		if rr.Header().Rrtype == mdns.TypeOPT {
