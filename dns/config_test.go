@@ -284,4 +284,3 @@ func TestFitKeepsRRsetsWhole(t *testing.T) {
 		t.Error("fit wrote into the answer slice")
 	}
 }
-

@@ -1,10 +1,10 @@
 package dns
 
 import (
-	"sync"
 	"net/netip"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	mdns "github.com/miekg/dns"

@@ -197,11 +197,11 @@ func (r *recorder) Write(b []byte) (int, error) {
 	r.msgs = append(r.msgs, m)
 	return len(b), nil
 }
-func (r *recorder) Close() error         { return nil }
-func (r *recorder) TsigStatus() error    { return nil }
-func (r *recorder) TsigTimersOnly(bool)  {}
-func (r *recorder) Hijack()              {}
-func (r *recorder) Network() string      { return r.remote.Network() }
+func (r *recorder) Close() error        { return nil }
+func (r *recorder) TsigStatus() error   { return nil }
+func (r *recorder) TsigTimersOnly(bool) {}
+func (r *recorder) Hijack()             {}
+func (r *recorder) Network() string     { return r.remote.Network() }
 func (r *recorder) last() *mdns.Msg {
 	if len(r.msgs) == 0 {
 		return nil

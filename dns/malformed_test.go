@@ -109,7 +109,7 @@ func readFull(c net.Conn, b []byte) (int, error) {
 func TestMalformed(t *testing.T) {
 	ts := startServer(t, Config{}, fixtureStore(t))
 	q := question("web.default.svc.cluster.local.", mdns.TypeA, mdns.ClassINET)
-	long := strings.Repeat(strings.Repeat("a", 63)+".", 5) // 320 bytes: over the 255 limit
+	long := strings.Repeat(strings.Repeat("a", 63)+".", 5)              // 320 bytes: over the 255 limit
 	loop := cat([]byte{3, 'w', 'e', 'b', 0xC0, 12}, []byte{0, 1, 0, 1}) // pointer back to itself
 
 	tests := []struct {

@@ -36,9 +36,9 @@ const (
 
 // Sources of skiff_dns_request_duration_seconds.
 const (
-	srcCluster = iota // answered from the Store
-	srcForward        // forwarded, from the cache or an upstream
-	srcRejected       // REFUSED, FORMERR, NOTIMP, BADVERS before any lookup
+	srcCluster  = iota // answered from the Store
+	srcForward         // forwarded, from the cache or an upstream
+	srcRejected        // REFUSED, FORMERR, NOTIMP, BADVERS before any lookup
 	numSources
 )
 

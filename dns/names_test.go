@@ -115,9 +115,9 @@ func TestReverseZone(t *testing.T) {
 
 func TestLowerName(t *testing.T) {
 	for in, want := range map[string]string{
-		"web.default.":   "web.default.",
-		"WEB.Default.":   "web.default.",
-		`a\065b.`:        `a\065b.`,
+		"web.default.":  "web.default.",
+		"WEB.Default.":  "web.default.",
+		`a\065b.`:       `a\065b.`,
 		"\u00c9xample.": "\u00c9xample.", // only ASCII folds, as in DNS
 	} {
 		if got := lowerName(in); got != want {

@@ -25,13 +25,13 @@ type Store struct {
 
 	mu sync.RWMutex
 	// mu protects the fields below.
-	services   map[string]*svcEntry       // "<svc>.<ns>" -> entry
-	sliceSvc   map[string]string          // "<slice>.<ns>" -> "<svc>.<ns>" of its entry
-	nsServices map[string]int             // namespace -> number of Services in it
-	reverse    map[netip.Addr][]ptrRef    // address -> names (copy-on-write slices)
-	pods       map[string][]netip.Addr    // "<pod>.<ns>" -> the pod's IPs
-	podIPs     map[podIP]int32            // (namespace, IP) -> number of pods with it
-	nsPods     map[string]int             // namespace -> number of pods in it
+	services   map[string]*svcEntry    // "<svc>.<ns>" -> entry
+	sliceSvc   map[string]string       // "<slice>.<ns>" -> "<svc>.<ns>" of its entry
+	nsServices map[string]int          // namespace -> number of Services in it
+	reverse    map[netip.Addr][]ptrRef // address -> names (copy-on-write slices)
+	pods       map[string][]netip.Addr // "<pod>.<ns>" -> the pod's IPs
+	podIPs     map[podIP]int32         // (namespace, IP) -> number of pods with it
+	nsPods     map[string]int          // namespace -> number of pods in it
 }
 
 // svcEntry holds a Service, its slices and the view derived from both. An
