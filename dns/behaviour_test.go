@@ -1,7 +1,10 @@
 package dns
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"net"
 	"net/netip"
 	"testing"
 
@@ -279,3 +282,62 @@ func TestACL(t *testing.T) {
 		t.Error("empty ACL allows a non-loopback client")
 	}
 }
+
+// TestEDNSEcho: an OPT in the query gets an OPT in the answer, with the DO
+// bit copied (RFC 3225) and the size used.
+func TestEDNSEcho(t *testing.T) {
+	ts := startServer(t, Config{}, fixtureStore(t))
+	for _, tc := range []struct {
+		name string
+		do   bool
+	}{{"DO clear", false}, {"DO set", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := new(mdns.Msg)
+			m.SetQuestion("web.default.svc.cluster.local.", mdns.TypeA)
+			m.SetEdns0(1400, tc.do)
+			r := ts.exchange(t, "udp", m)
+			o := r.IsEdns0()
+			if o == nil || o.Do() != tc.do || o.UDPSize() != 1400 || o.Version() != 0 {
+				t.Errorf("OPT %v, want size 1400 DO %v", o, tc.do)
+			}
+			if len(r.Answer) != 1 {
+				t.Errorf("answer %v", r.Answer)
+			}
+		})
+	}
+	if r := ts.ask(t, "udp", "web.default.svc.cluster.local.", mdns.TypeA); r.IsEdns0() != nil {
+		t.Error("OPT in the answer to a query without one")
+	}
+}
+
+// panicWriter panics when the handler asks for the client address.
+type panicWriter struct{ recorder }
+
+func (p *panicWriter) RemoteAddr() net.Addr { panic("boom") }
+
+// TestPanicRecovered: a panic inside ServeDNS becomes SERVFAIL, logged.
+func TestPanicRecovered(t *testing.T) {
+	var logged []string
+	srv, err := NewServer(Config{Upstreams: []string{}, Logger: slog.New(recordErrors{&logged})}, fixtureStore(t))
+	must(t, err)
+	w := &panicWriter{}
+	m := new(mdns.Msg)
+	m.SetQuestion("web.default.svc.cluster.local.", mdns.TypeA)
+	srv.ServeDNS(w, m)
+	if r := w.last(); r == nil || r.Rcode != mdns.RcodeServerFailure || r.Id != m.Id {
+		t.Errorf("response %v, want SERVFAIL", r)
+	}
+	if len(logged) != 1 {
+		t.Errorf("logged %q, want the panic", logged)
+	}
+}
+
+type recordErrors struct{ msgs *[]string }
+
+func (h recordErrors) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelError }
+func (h recordErrors) Handle(_ context.Context, r slog.Record) error {
+	*h.msgs = append(*h.msgs, r.Message)
+	return nil
+}
+func (h recordErrors) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h recordErrors) WithGroup(string) slog.Handler      { return h }

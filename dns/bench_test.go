@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/netip"
 	"runtime"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,11 +119,14 @@ func BenchmarkServeDNS(b *testing.B) {
 }
 
 // BenchmarkUDP measures whole queries over loopback UDP (client, kernel,
-// miekg's server and the handler) and reports queries per second.
+// miekg's server and the handler) and reports queries per second and the
+// 50th and 99th percentile round trip.
 func BenchmarkUDP(b *testing.B) {
 	store := scaleStore(b, 10_000, 5, 10)
 	ts := startServer(b, Config{}, store)
 	names := []string{"svc-1234.ns-34.svc.cluster.local.", "svc-1230.ns-30.svc.cluster.local.", "nope.ns-34.svc.cluster.local."}
+	var mu sync.Mutex
+	var lat []time.Duration
 	b.ReportAllocs()
 	start := time.Now()
 	b.SetParallelism(4)
@@ -132,11 +137,18 @@ func BenchmarkUDP(b *testing.B) {
 			return
 		}
 		defer c.Close()
+		var mine []time.Duration
+		defer func() {
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
 		i := 0
 		for pb.Next() {
 			m := newQuery(names[i%len(names)], mdns.TypeA)
 			i++
-			if err := c.SetDeadline(time.Now().Add(5 * time.Second)); err != nil {
+			t0 := time.Now()
+			if err := c.SetDeadline(t0.Add(5 * time.Second)); err != nil {
 				b.Error(err)
 				return
 			}
@@ -149,9 +161,15 @@ func BenchmarkUDP(b *testing.B) {
 				b.Errorf("read: %v", err)
 				return
 			}
+			mine = append(mine, time.Since(t0))
 		}
 	})
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "qps")
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+	}
 }
 
 // BenchmarkStoreMemory reports the heap a Store of 10k Services and 50k
