@@ -42,9 +42,7 @@ func (s *Server) finish(w mdns.ResponseWriter, q *query, start time.Time) {
 	if p := recover(); p != nil {
 		s.st.log.Error("panic answering query", "panic", p, "stack", string(debug.Stack()))
 		if !q.written && q.req != nil {
-			m := new(mdns.Msg)
-			m.SetRcode(q.req, mdns.RcodeServerFailure)
-			s.send(w, q, m)
+			s.sendFailure(w, q)
 		}
 		q.rcode = mdns.RcodeServerFailure
 		q.resp = nil // may be half-built: let the GC have it
@@ -54,6 +52,19 @@ func (s *Server) finish(w mdns.ResponseWriter, q *query, start time.Time) {
 	}
 	*q = query{}
 	queryPool.Put(q)
+}
+
+// sendFailure answers SERVFAIL after a panic; a second panic (in the
+// writer) is dropped: the client then times out, the process lives on.
+func (s *Server) sendFailure(w mdns.ResponseWriter, q *query) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.st.log.Error("panic sending SERVFAIL", "panic", p)
+		}
+	}()
+	m := new(mdns.Msg)
+	m.SetRcode(q.req, mdns.RcodeServerFailure)
+	s.send(w, q, m)
 }
 
 // queryPool recycles the per-request state with the response message and

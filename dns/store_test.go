@@ -265,6 +265,17 @@ func TestStoreReplace(t *testing.T) {
 	if !s.service("nginx.default").hasRecords() {
 		t.Error("slices of a kept Service lost")
 	}
+	must(t, s.ReplaceEndpointSlices([]EndpointSlice{{Namespace: "default", Name: "nginx-new", Service: "nginx",
+		Endpoints: []Endpoint{{Addresses: addrs("10.244.7.7"), Ready: true}}}}))
+	if v := s.service("nginx.default"); len(v.v4) != 1 || v.v4[0] != addr("10.244.7.7") || s.Stats().EndpointSlices != 1 {
+		t.Errorf("ReplaceEndpointSlices: %+v", v)
+	}
+	if ptrNames(s, "10.244.1.5") != nil || ptrNames(s, "10.244.2.9") != nil {
+		t.Error("replaced slices still in the reverse index")
+	}
+	if err := s.ReplaceEndpointSlices([]EndpointSlice{{Namespace: "default", Name: "x"}}); !errors.Is(err, ErrInvalidObject) {
+		t.Errorf("slice without a Service: %v", err)
+	}
 	must(t, s.ReplaceEndpointSlices(nil))
 	if s.service("nginx.default").hasRecords() || s.Stats().EndpointSlices != 0 {
 		t.Error("ReplaceEndpointSlices(nil) kept slices")
@@ -339,10 +350,14 @@ func TestStoreConcurrent(t *testing.T) {
 				default:
 				}
 				for _, q := range []string{"web.default.svc.cluster.local.", "nginx.default.svc.cluster.local.",
-					"_http._tcp.nginx.default.svc.cluster.local.", "10.0.96.10.in-addr.arpa.", "ext.default.svc.cluster.local."} {
+					"_http._tcp.nginx.default.svc.cluster.local.", "10.0.96.10.in-addr.arpa.", "ext.default.svc.cluster.local.",
+					"nope.default.svc.cluster.local.", "cluster.local."} {
 					w := newRecorder("udp", "127.0.0.1:1000")
 					m := new(mdns.Msg)
 					m.SetQuestion(q, mdns.TypeA)
+					if q == "cluster.local." {
+						m.Question[0].Qtype = mdns.TypeNS // the shared NS record
+					}
 					srv.ServeDNS(w, m)
 					if r := w.last(); r == nil || r.Rcode == mdns.RcodeServerFailure {
 						t.Errorf("%s: %v", q, r)

@@ -263,19 +263,3 @@ func protoLabel(p string) string {
 	}
 	return strings.ToLower(p)
 }
-
-// ptrAddrs returns the addresses this view puts into the reverse index:
-// ClusterIPs, and the ready endpoint addresses of a headless Service.
-func (v *svcView) ptrAddrs() []netip.Addr {
-	switch v.kind {
-	case kindClusterIP:
-		return append(slices.Clip(v.v4), v.v6...)
-	case kindHeadless:
-		out := make([]netip.Addr, len(v.hosts))
-		for i, h := range v.hosts {
-			out[i] = h.addr
-		}
-		return out
-	}
-	return nil
-}
