@@ -281,8 +281,15 @@ func runInformer(t *testing.T, inf *client.Informer, recs ...*recorder) (stop fu
 		for _, r := range recs {
 			r.stopped.Store(true)
 		}
-		if leaked := informerGoroutines(); leaked != "" {
-			t.Errorf("informer goroutines left after Run returned:\n%s", leaked)
+		// A goroutine that has signalled its end may still be returning:
+		// allow a moment, as goleak does.
+		deadline := time.Now().Add(2 * time.Second)
+		for leaked := informerGoroutines(); leaked != ""; leaked = informerGoroutines() {
+			if time.Now().After(deadline) {
+				t.Errorf("informer goroutines left after Run returned:\n%s", leaked)
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 	t.Cleanup(stop)

@@ -22,9 +22,9 @@ import (
 type watchMode int
 
 const (
-	watchBlock     watchMode = iota // an open stream with no events
-	watchCloseNow                   // a stream the server ends at once
-	watchGone                       // refused with 410 Gone
+	watchBlock    watchMode = iota // an open stream with no events
+	watchCloseNow                  // a stream the server ends at once
+	watchGone                      // refused with 410 Gone
 )
 
 // scriptLW serves a fixed set of widgets at revision 10, failing the first
