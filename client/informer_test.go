@@ -502,3 +502,29 @@ func TestHandlerFuncsSkipsNil(t *testing.T) {
 		})
 	}
 }
+
+func TestInformerRunRejectsImpossibleConfig(t *testing.T) {
+	_, g, c := startGatedFixture(t)
+	tests := []struct {
+		name string
+		info *api.ResourceInfo
+		opts client.InformerOptions
+	}{
+		{name: "no New", info: widgets},
+		{name: "namespace for a cluster-scoped resource", info: &api.ResourceInfo{
+			Version: "v1", Resource: "nodes", Kind: "Node", New: func() api.Object { return &widget{} },
+		}, opts: client.InformerOptions{Namespace: "a"}},
+		{name: "bad namespace", info: typedWidgets, opts: client.InformerOptions{Namespace: "a/b"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := client.NewInformer(c, tc.info, tc.opts).Run(ctxT(t))
+			if !errors.Is(err, client.ErrInvalidRequest) {
+				t.Fatalf("Run = %v, want ErrInvalidRequest", err)
+			}
+		})
+	}
+	if n := g.listCount(); n != 0 {
+		t.Errorf("%d list requests sent for impossible informers", n)
+	}
+}
