@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skiff-dev/skiff/api/field"
 )
@@ -181,3 +182,12 @@ func mustJSON(t *testing.T, v any) string {
 }
 
 func repeat(s string, n int) string { return strings.Repeat(s, n) }
+
+func mustTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	tm, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tm
+}

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDiscovery(t *testing.T) {
@@ -105,9 +106,7 @@ func TestMetricsExposition(t *testing.T) {
 	e.must(200, "GET", widgetsPath+"/w", nil)
 	e.must(404, "GET", widgetsPath+"/missing", nil)
 	e.must(200, "GET", widgetsPath, nil)
-	r := e.must(200, "GET", "/metrics", nil)
-	body := string(r.body)
-	for _, want := range []string{
+	wants := []string{
 		`apiserver_request_total{code="201",resource="widgets",verb="create"} 1`,
 		`apiserver_request_total{code="200",resource="widgets",verb="get"} 1`,
 		`apiserver_request_total{code="404",resource="widgets",verb="get"} 1`,
@@ -117,7 +116,17 @@ func TestMetricsExposition(t *testing.T) {
 		`apiserver_request_duration_seconds_count{resource="widgets",verb="get"} 2`,
 		"# TYPE apiserver_watchers gauge",
 		"apiserver_watchers 0",
-	} {
+	}
+	// Requests are counted after their response is sent: poll briefly.
+	var body string
+	for try := 0; try < 100; try++ {
+		body = string(e.must(200, "GET", "/metrics", nil).body)
+		if strings.Contains(body, wants[3]) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, want := range wants {
 		if !strings.Contains(body, want) {
 			t.Errorf("/metrics lacks %q", want)
 		}

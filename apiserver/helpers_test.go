@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,8 +19,8 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/api/field"
-	"github.com/skiff-dev/skiff/apiserver/internal/memstore"
 	"github.com/skiff-dev/skiff/store"
+	"github.com/skiff-dev/skiff/store/storetest"
 )
 
 // ---- test resources ----
@@ -187,16 +188,41 @@ type testEnv struct {
 	t      testing.TB
 	srv    *httptest.Server
 	s      *Server
-	store  *memstore.Store
+	store  store.Interface // the real bbolt store (a test's option may wrap it in Config.Store)
 	client *http.Client
 	reg    *prometheus.Registry
 }
 
 type envOption func(*Config)
 
+// testBoltOptions are the store options of newEnv. NoSync is on only to keep
+// the suite fast: the tests check the server's behaviour, not durability
+// (the store's own crash tests cover fsync); BenchmarkCreateParallel/fsync
+// measures with it off.
+func testBoltOptions() store.BoltOptions {
+	return store.BoltOptions{HistorySize: 200, ProgressInterval: 50 * time.Millisecond, NoSync: true}
+}
+
+// openTestStore opens a bbolt store in a new file under t.TempDir(); its
+// cleanup (registered by storetest) checks the file's invariants, closes it,
+// reopens it and checks it again.
+func openTestStore(t testing.TB, opts store.BoltOptions) *store.Bolt {
+	t.Helper()
+	return storetest.MustOpenBoltAt(t, filepath.Join(t.TempDir(), "db"), opts)
+}
+
+// newEnv serves testResources over HTTPS on 127.0.0.1 from a new bbolt store
+// with testBoltOptions, and creates the namespace "default".
 func newEnv(t testing.TB, opts ...envOption) *testEnv {
 	t.Helper()
-	st := memstore.New(memstore.Options{History: 200, ProgressInterval: 50 * time.Millisecond})
+	return newEnvWithStore(t, testBoltOptions(), opts...)
+}
+
+// newEnvWithStore is newEnv with the store's options given.
+func newEnvWithStore(t testing.TB, bo store.BoltOptions, opts ...envOption) *testEnv {
+	t.Helper()
+	// Opened first, so its cleanup (check and close) runs after the server's.
+	st := openTestStore(t, bo)
 	reg := prometheus.NewRegistry()
 	cfg := Config{
 		Store:         st,
@@ -222,7 +248,6 @@ func newEnv(t testing.TB, opts ...envOption) *testEnv {
 	t.Cleanup(func() {
 		srv.Close()
 		tr.CloseIdleConnections()
-		_ = st.Close()
 	})
 	env.createNS("default")
 	return env

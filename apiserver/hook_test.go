@@ -13,19 +13,18 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/api/field"
-	"github.com/skiff-dev/skiff/apiserver/internal/memstore"
 	"github.com/skiff-dev/skiff/store"
 )
 
 // failingStore fails the commit of every Update while fail is set, after
 // running the closure (like a failed fsync).
 type failingStore struct {
-	*memstore.Store
+	store.Interface
 	fail atomic.Bool
 }
 
 func (f *failingStore) Update(ctx context.Context, fn func(store.Txn) error) (int64, error) {
-	return f.Store.Update(ctx, func(tx store.Txn) error {
+	return f.Interface.Update(ctx, func(tx store.Txn) error {
 		if err := fn(tx); err != nil {
 			return err
 		}
@@ -53,7 +52,7 @@ func TestTxnHook(t *testing.T) {
 	}
 	var fs *failingStore
 	e := newEnv(t, func(c *Config) {
-		fs = &failingStore{Store: c.Store.(*memstore.Store)}
+		fs = &failingStore{Interface: c.Store}
 		c.Store = fs
 		c.Hooks = map[string]TxnHook{"widgets.example.com": hook}
 	})
@@ -118,7 +117,7 @@ func TestTxnHook(t *testing.T) {
 
 func TestHookForUnknownResource(t *testing.T) {
 	_, err := New(Config{
-		Store: memstore.New(memstore.Options{}), Resources: testResources,
+		Store: openTestStore(t, testBoltOptions()), Resources: testResources,
 		Authenticator: StaticTokens{}, Hooks: map[string]TxnHook{"sprockets": &recordingHook{}},
 	})
 	if err == nil {

@@ -22,11 +22,14 @@ type filter struct {
 	r     *resource
 	label labels.Selector // nil: everything
 	field fields.Selector // nil: everything
+	// metaOnly: the field selector uses only metadata.name/namespace, so
+	// the object need not be decoded.
+	metaOnly bool
 }
 
 // newFilter parses labelSelector and fieldSelector from q.
 func (s *Server) newFilter(r *resource, q url.Values) (*filter, error) {
-	f := &filter{r: r}
+	f := &filter{r: r, metaOnly: true}
 	if v := q.Get("labelSelector"); strings.TrimSpace(v) != "" {
 		sel, err := parseLabelSelector(v)
 		if err != nil {
@@ -45,6 +48,9 @@ func (s *Server) newFilter(r *resource, q url.Values) (*filter, error) {
 			for _, k := range sel.Fields() {
 				if !r.fieldKeys[k] {
 					return nil, NewBadRequest(fmt.Sprintf("field label not supported: %s", k))
+				}
+				if k != "metadata.name" && k != "metadata.namespace" {
+					f.metaOnly = false
 				}
 			}
 			f.field = sel
@@ -69,7 +75,7 @@ func (f *filter) matches(raw []byte) (bool, error) {
 	if f.empty() {
 		return true, nil
 	}
-	if f.field == nil || f.r.metaFields {
+	if f.metaOnly {
 		var m metaOnly
 		if scanMeta(raw, &m) != nil {
 			m = metaOnly{}

@@ -54,7 +54,6 @@ type resource struct {
 	statusIndex []int   // reflect index of the status field; nil when none
 	specIndexes [][]int // fields outside metadata and status (generation)
 	fieldKeys   map[string]bool
-	metaFields  bool // only metadata.name/namespace are selectable
 }
 
 func newResource(info *api.ResourceInfo, hook TxnHook) (*resource, error) {
@@ -105,7 +104,6 @@ func newResource(info *api.ResourceInfo, hook TxnHook) (*resource, error) {
 	for k := range r.fieldsOf(sample) {
 		r.fieldKeys[k] = true
 	}
-	r.metaFields = len(r.fieldKeys) == 2 && r.fieldKeys["metadata.name"] && r.fieldKeys["metadata.namespace"]
 	return r, nil
 }
 

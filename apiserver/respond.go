@@ -1,9 +1,14 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
+
+	"github.com/skiff-dev/skiff/store"
 )
 
 // writeError sends err's Status with its code.
@@ -20,9 +25,20 @@ func writeError(w http.ResponseWriter, err *StatusError) {
 	_, _ = w.Write(b)
 }
 
-// writeErr sends any error: a *StatusError as is, anything else as 500.
+// writeErr sends any error: a *StatusError as is, a closed store as 503,
+// an ended request context as 504, anything else as 500.
 func writeErr(w http.ResponseWriter, err error) {
-	writeError(w, AsStatusError(err))
+	var se *StatusError
+	switch {
+	case errors.As(err, &se):
+	case errors.Is(err, store.ErrClosed):
+		se = NewServiceUnavailable("the store is closed")
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		se = NewTimeout(fmt.Sprintf("the request did not complete: %v", err))
+	default:
+		se = NewInternal(err)
+	}
+	writeError(w, se)
 }
 
 // writeRaw sends an already-encoded JSON document.

@@ -3,12 +3,12 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/skiff-dev/skiff/apiserver/internal/memstore"
 	"github.com/skiff-dev/skiff/store"
 )
 
@@ -110,33 +110,78 @@ func TestWatchBookmarks(t *testing.T) {
 	}
 }
 
+// TestWatchCompacted compacts for real: the store keeps the last 5
+// revisions, the test writes 20 more, and a watch from before the kept
+// history gets ERROR 410 while one from its oldest kept revision resumes.
 func TestWatchCompacted(t *testing.T) {
-	e := newEnv(t)
+	const history = 5
+	bo := testBoltOptions()
+	bo.HistorySize = history
+	e := newEnvWithStore(t, bo)
 	a := e.createWidget("a", nil, nil)
 	e.createWidget("b", nil, nil)
-	cur, _ := e.store.Revision(t.Context())
-	e.store.Compact(cur)
-	w := e.watch(widgetsPath + "?watch=true&resourceVersion=" + a.ResourceVersion)
-	ev := w.next(false)
-	if ev.Type != "ERROR" {
-		t.Fatalf("want ERROR, got %s", ev.Type)
+	for i := range 20 {
+		e.must(200, "PATCH", widgetsPath+"/b", fmt.Sprintf(`{"spec":{"size":%d}}`, i+1), "Content-Type: application/merge-patch+json")
 	}
-	var st struct {
-		Kind    string `json:"kind"`
-		Code    int    `json:"code"`
-		Reason  string `json:"reason"`
-		Message string `json:"message"`
-	}
-	if err := json.Unmarshal(ev.Object, &st); err != nil {
+	cur, err := e.store.Revision(t.Context())
+	if err != nil {
 		t.Fatal(err)
 	}
-	want := "too old resource version: " + a.ResourceVersion + " (" + strconv.FormatInt(cur, 10) + ")"
-	if st.Kind != "Status" || st.Code != 410 || st.Reason != "Gone" || st.Message != want {
-		t.Fatalf("error status %+v, want message %q", st, want)
+	oldestKept := cur - history // the log holds (cur-history, cur]
+	cases := []struct {
+		name     string
+		fromRev  int64
+		wantGone bool
+	}{
+		{"created widget a", mustAtoi(t, a.ResourceVersion), true},
+		{"one before the kept history", oldestKept - 1, true},
+		{"oldest kept", oldestKept, false},
 	}
-	if _, ok := <-w.events; ok {
-		t.Fatal("stream did not end after ERROR")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e.t = t
+			rv := strconv.FormatInt(tc.fromRev, 10)
+			w := e.watch(widgetsPath + "?watch=true&resourceVersion=" + rv)
+			defer w.stop()
+			ev := w.next(false)
+			if !tc.wantGone {
+				// The first kept revision after fromRev patched b.
+				if ev.Type != "MODIFIED" || ev.meta(t).Name != "b" || ev.meta(t).ResourceVersion != strconv.FormatInt(tc.fromRev+1, 10) {
+					t.Fatalf("resumed watch: %s %s, want MODIFIED b at %d", ev.Type, ev.Object, tc.fromRev+1)
+				}
+				return
+			}
+			if ev.Type != "ERROR" {
+				t.Fatalf("want ERROR, got %s %s", ev.Type, ev.Object)
+			}
+			var st struct {
+				Kind    string `json:"kind"`
+				Code    int    `json:"code"`
+				Reason  string `json:"reason"`
+				Message string `json:"message"`
+			}
+			if err := json.Unmarshal(ev.Object, &st); err != nil {
+				t.Fatal(err)
+			}
+			want := "too old resource version: " + rv + " (" + strconv.FormatInt(cur, 10) + ")"
+			if st.Kind != "Status" || st.Code != 410 || st.Reason != "Gone" || st.Message != want {
+				t.Fatalf("error status %+v, want message %q", st, want)
+			}
+			if ev, ok := <-w.events; ok {
+				t.Fatalf("stream did not end after ERROR: %s %s", ev.Type, ev.Object)
+			}
+		})
 	}
+	e.t = t
+}
+
+func mustAtoi(t testing.TB, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatalf("resourceVersion %q: %v", s, err)
+	}
+	return n
 }
 
 func TestWatchSelectorTransitions(t *testing.T) {
@@ -251,7 +296,7 @@ func gaugeValue(t *testing.T, e *testEnv, name string) float64 {
 
 // scriptedStore hands out a watch channel the test writes to.
 type scriptedStore struct {
-	*memstore.Store
+	store.Interface
 	events chan store.Event
 }
 
@@ -272,7 +317,7 @@ func TestWatchStoreErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ss := &scriptedStore{events: make(chan store.Event, 4)}
 			e := newEnv(t, func(c *Config) {
-				ss.Store = c.Store.(*memstore.Store)
+				ss.Interface = c.Store
 				c.Store = ss
 			})
 			w := e.watch(widgetsPath + "?watch=true&resourceVersion=1")

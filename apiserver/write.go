@@ -202,6 +202,11 @@ func (h *handler) create() {
 	if generated {
 		meta.Name = meta.GenerateName + nameSuffix()
 	}
+	if r.info.PrepareForCreate != nil {
+		// The resource's own create rules: status cleared (set only through
+		// /status), generation for resources that track it.
+		r.info.PrepareForCreate(obj)
+	}
 	if r.isNamespaces {
 		if obj, err = prepareNamespaceCreate(r, obj); err != nil {
 			writeErr(h.w, err)
@@ -467,7 +472,10 @@ func (h *handler) applyUpdate(ctx context.Context, tx store.Txn, run *hookRun, k
 	}
 	if validate {
 		errs := validateMeta(r, meta)
-		if r.info.ValidateUpdate != nil {
+		switch {
+		case sub == "status" && r.info.ValidateStatusUpdate != nil:
+			errs = append(errs, r.info.ValidateStatusUpdate(obj, old)...)
+		case r.info.ValidateUpdate != nil:
 			errs = append(errs, r.info.ValidateUpdate(obj, old)...)
 		}
 		if len(errs) > 0 {

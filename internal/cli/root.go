@@ -64,6 +64,7 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.StringSliceVar(&cfg.NodeIP, "node-ip", nil, "this node's address(es), added to the certificate SANs")
 	f.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "pod runtime: auto, containerd or process")
 	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
+	f.StringSliceVar(&cfg.DisabledControllers, "disable-controller", nil, "built-in controller not to run (repeatable): gc, namespace, ...")
 	f.IntVar(&cfg.HistorySize, "history-size", cfg.HistorySize, "revisions of watch history kept in the store")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long SIGTERM waits for requests to finish")
 	return cmd

@@ -28,6 +28,9 @@ type Server struct {
 	NodeIP        []string // --node-ip
 	Runtime       string   // --runtime (node agent issue)
 	ProxyMode     string   // --proxy-mode (service proxy issue)
+	// DisabledControllers names built-in controllers not to run ("gc",
+	// "namespace", ...); tests use it to run their own instance instead.
+	DisabledControllers []string
 	// HistorySize is how many revisions of watch history the store keeps.
 	HistorySize int
 	// ShutdownTimeout bounds graceful shutdown on SIGTERM.

@@ -1,0 +1,275 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/apiserver"
+	"github.com/skiff-dev/skiff/apiserver/ipalloc"
+	"github.com/skiff-dev/skiff/apiserver/patch"
+	"github.com/skiff-dev/skiff/apiserver/pki"
+	"github.com/skiff-dev/skiff/apiserver/portalloc"
+	"github.com/skiff-dev/skiff/apiserver/svcalloc"
+	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/internal/config"
+	"github.com/skiff-dev/skiff/internal/version"
+	"github.com/skiff-dev/skiff/store"
+)
+
+// Server is a running control plane.
+type Server struct {
+	cfg      config.Server
+	parsed   config.Parsed
+	log      *slog.Logger
+	bundle   *pki.Bundle
+	store    *store.Bolt
+	api      *apiserver.Server
+	hook     *svcalloc.Hook
+	ln       net.Listener
+	http     *http.Server
+	ready    atomic.Bool
+	url      string
+	resource []*api.ResourceInfo
+	ctrl     *controllers
+}
+
+// Run starts a control plane and blocks until ctx ends, then shuts it down.
+func Run(ctx context.Context, cfg config.Server) error {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	s, err := Start(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	log.Info("skiff server ready", "url", s.URL(), "kubeconfig", s.bundle.KubeconfigPath)
+	<-ctx.Done()
+	log.Info("shutting down")
+	return s.Stop()
+}
+
+// Start brings the control plane up and returns once the API is listening
+// and the built-in objects exist. Stop shuts it down.
+func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server, err error) {
+	p, err := cfg.Parse()
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, parsed: p, log: log, resource: api.Resources()}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("server: data dir: %w", err)
+	}
+
+	// Listen first so that port 0 resolves before the kubeconfig is written.
+	s.ln, err = net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("server: listen: %w", err)
+	}
+	port := s.ln.Addr().(*net.TCPAddr).Port
+	s.url = fmt.Sprintf("https://%s", net.JoinHostPort(loopbackFor(p.ListenHost), fmt.Sprint(port)))
+
+	s.bundle, err = pki.Ensure(ctx, cfg.DataDir, pki.Options{SANs: s.sans(), Server: s.url, Logger: log.With("component", "pki")})
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+
+	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "db"), 0o700); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s.store, err = store.OpenBolt(ctx, filepath.Join(cfg.DataDir, "db", "skiff.db"), store.BoltOptions{
+		HistorySize: cfg.HistorySize, NoSync: cfg.NoSync, Logger: log.With("component", "store"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+
+	ips, err := ipalloc.New(p.ServiceCIDR)
+	if err != nil {
+		return nil, fmt.Errorf("server: --service-cidr: %w", err)
+	}
+	ports, err := portalloc.New(p.PortBase, p.PortSize)
+	if err != nil {
+		return nil, fmt.Errorf("server: --node-port-range: %w", err)
+	}
+	// The hook writes IPAddress objects through the API server, which is
+	// built after it: lateWriter breaks the cycle.
+	w := &lateWriter{}
+	s.hook, err = svcalloc.New(w, ips, ports, s.resource)
+	if err != nil {
+		return nil, err
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	v := version.Get()
+	s.api, err = apiserver.New(apiserver.Config{
+		Store:         s.store,
+		Resources:     s.resource,
+		Authenticator: newTokenAuth(s.bundle.AdminToken, s.bundle.NodeToken, s.bundle.DashboardToken),
+		Authorizer:    authorizer{},
+		Hooks:         map[string]apiserver.TxnHook{"services": s.hook, "ipaddresses.networking.k8s.io": s.hook},
+		Patcher:       patcher,
+		Registerer:    reg,
+		Gatherer:      reg,
+		Logger:        log.With("component", "apiserver"),
+		Version: apiserver.VersionInfo{
+			Major: v.Major, Minor: v.Minor, GitVersion: v.GitVersion, GitCommit: v.GitCommit,
+			GitTreeState: v.GitTreeState, BuildDate: v.BuildDate, GoVersion: v.GoVersion,
+			Compiler: v.Compiler, Platform: v.Platform,
+		},
+		Ready: s.ready.Load,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+
+	w.srv = s.api
+	rep, err := s.hook.Repair(ctx, s.store)
+	if err != nil {
+		return nil, fmt.Errorf("server: repair: %w", err)
+	}
+	log.Info("allocator repair done", "services", rep.Services, "ips", rep.IPs, "nodePorts", rep.Ports,
+		"freed", len(rep.FreedIPAddrs), "restored", len(rep.RestoredIPAddrs), "conflicts", len(rep.Conflicts))
+	for _, c := range rep.Conflicts {
+		log.Warn("allocation conflict", "detail", c)
+	}
+
+	tlsCfg := s.bundle.ServerTLS.Clone()
+	tlsCfg.NextProtos = []string{"h2", "http/1.1"}
+	s.http = &http.Server{
+		Handler:           s.api.Handler(),
+		TLSConfig:         tlsCfg,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	go func() {
+		if err := s.http.Serve(tls.NewListener(s.ln, tlsCfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("https server stopped", "err", err)
+		}
+	}()
+
+	cl, err := s.Client()
+	if err != nil {
+		return nil, err
+	}
+	if err := s.bootstrap(ctx, cl); err != nil {
+		return nil, fmt.Errorf("server: bootstrap: %w", err)
+	}
+	s.startControllers(ctx, cl)
+	s.ready.Store(true)
+	return s, nil
+}
+
+// URL is the API's https URL (on loopback when listening on all addresses).
+func (s *Server) URL() string { return s.url }
+
+// Bundle is the TLS material and tokens.
+func (s *Server) Bundle() *pki.Bundle { return s.bundle }
+
+// Client returns an admin client over loopback HTTPS.
+func (s *Server) Client() (*client.Client, error) {
+	return client.New(client.Config{Server: s.url, CAPEM: s.bundle.CACertPEM, Token: s.bundle.AdminToken, UserAgent: "skiff-server"})
+}
+
+// Stop shuts down gracefully: controllers, HTTP (bounded by
+// ShutdownTimeout), then the store.
+func (s *Server) Stop() error {
+	s.ready.Store(false)
+	s.stopControllers()
+	var errs []error
+	if s.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+		defer cancel()
+		if err := s.http.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("server: http shutdown: %w", err))
+		}
+	}
+	if err := s.close(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Server) close() error {
+	if s.ln != nil && s.http == nil {
+		s.ln.Close()
+	}
+	if s.store != nil {
+		err := s.store.Close()
+		s.store = nil
+		return err
+	}
+	return nil
+}
+
+// sans are the serving certificate's names beyond localhost/127.0.0.1.
+func (s *Server) sans() []string {
+	out := append([]string(nil), s.cfg.TLSSANs...)
+	out = append(out, s.cfg.NodeIP...)
+	if h := s.parsed.ListenHost; h != "" && h != "0.0.0.0" && h != "::" {
+		out = append(out, h)
+	}
+	return out
+}
+
+// loopbackFor maps a wildcard listen host to a loopback one for clients.
+func loopbackFor(host string) string {
+	switch host {
+	case "", "0.0.0.0":
+		return "127.0.0.1"
+	case "::":
+		return "::1"
+	}
+	return host
+}
+
+// lateWriter forwards to the API server once it exists.
+type lateWriter struct{ srv *apiserver.Server }
+
+func (w *lateWriter) PutObject(tx store.Txn, info *api.ResourceInfo, obj api.Object) error {
+	return w.srv.PutObject(tx, info, obj)
+}
+
+func (w *lateWriter) DeleteObject(tx store.Txn, info *api.ResourceInfo, ns, name string) error {
+	return w.srv.DeleteObject(tx, info, ns, name)
+}
+
+// patcher adapts apiserver/patch to the API server.
+func patcher(_ context.Context, contentType string, original, p []byte) ([]byte, error) {
+	t, ok := patch.ParseContentType(contentType)
+	if !ok {
+		return nil, apiserver.NewUnsupportedMediaType(contentType, string(patch.MergePatch), string(patch.JSONPatch), string(patch.StrategicMergePatch))
+	}
+	out, err := patch.Apply(t, original, p)
+	if err != nil {
+		switch patch.StatusCode(err) {
+		case http.StatusUnsupportedMediaType:
+			return nil, apiserver.NewUnsupportedMediaType(contentType)
+		case http.StatusBadRequest:
+			return nil, apiserver.NewBadRequest(err.Error())
+		case http.StatusUnprocessableEntity:
+			return nil, apiserver.NewStatus(http.StatusUnprocessableEntity, api.StatusReasonInvalid, "the server rejected our request due to an error in our request: "+err.Error())
+		}
+		return nil, apiserver.NewInternal(err)
+	}
+	return out, nil
+}
