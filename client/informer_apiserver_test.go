@@ -1,8 +1,9 @@
 package client_test
 
 // The informer against the real API server (package apiserver) on a real
-// bbolt store in t.TempDir(), served over HTTPS on 127.0.0.1. The server
-// package (server.Start) is not on main yet; this wires the same parts.
+// bbolt store in t.TempDir(), served over HTTPS on 127.0.0.1 behind a
+// streamGate, so that streams can be dropped and the history outrun on
+// purpose. informer_server_test.go runs the whole control plane instead.
 
 import (
 	"io"
