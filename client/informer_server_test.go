@@ -60,7 +60,7 @@ func TestInformerAgainstServerStart(t *testing.T) {
 		nsNames = append(nsNames, o.(*api.Namespace).Name)
 	}
 	slices.Sort(nsNames)
-	if want := []string{"default", "kube-public", "kube-system"}; !slices.Equal(nsNames, want) {
+	if want := []string{"default", "kube-node-lease", "kube-public", "kube-system"}; !slices.Equal(nsNames, want) {
 		t.Errorf("namespaces %q, want %q", nsNames, want)
 	}
 	obj, ok := svcInf.Get("default", "kubernetes")
