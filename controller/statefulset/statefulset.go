@@ -2,6 +2,7 @@ package statefulset
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +21,7 @@ type Client interface {
 	Create(ctx context.Context, info *api.ResourceInfo, ns string, obj api.Object) error
 	Update(ctx context.Context, info *api.ResourceInfo, ns string, obj api.Object, subresource ...string) error
 	Delete(ctx context.Context, info *api.ResourceInfo, ns, name string, opts client.DeleteOptions) error
+	Patch(ctx context.Context, info *api.ResourceInfo, ns, name, patchType string, data []byte, into api.Object, subresource ...string) error
 }
 
 var _ Client = (*client.Client)(nil)
@@ -440,16 +442,46 @@ func (c *Controller) deletePod(ctx context.Context, set *api.StatefulSet, a Acti
 	return nil
 }
 
-// writeStatus writes status through the status subresource, only when it
-// differs from the cached set's. A stale cache gets a Conflict, retried
-// by the queue after the cache catches up.
+// writeStatus writes status, only when it differs from the cached set's,
+// with a JSON patch of the status subresource that sets every field the
+// controller owns (conditions and collisionCount are left alone) after a
+// test of the set's uid, so a recreated set of the same name is never
+// written. No resourceVersion is sent: the controller is the only writer
+// of these fields and syncs of one set never overlap, each computed from a
+// cache at least as new as the last, so a write never undoes a newer one
+// (and a stale cache after the controller's own last write costs no
+// Conflict).
 func (c *Controller) writeStatus(ctx context.Context, set *api.StatefulSet, status api.StatefulSetStatus) error {
 	if statusEqual(&set.Status, &status) {
 		return nil
 	}
-	upd := api.DeepCopy(set)
-	upd.Status = status
-	err := c.client.Update(ctx, c.setsInfo, set.Namespace, upd, "status")
+	type op struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value"`
+	}
+	ops := []op{{"test", "/metadata/uid", set.UID}}
+	for _, f := range []struct {
+		name  string
+		value any
+	}{
+		{"observedGeneration", status.ObservedGeneration},
+		{"replicas", status.Replicas},
+		{"readyReplicas", status.ReadyReplicas},
+		{"availableReplicas", status.AvailableReplicas},
+		{"currentReplicas", status.CurrentReplicas},
+		{"updatedReplicas", status.UpdatedReplicas},
+		{"currentRevision", status.CurrentRevision},
+		{"updateRevision", status.UpdateRevision},
+	} {
+		// "add" sets a member whether or not it is present.
+		ops = append(ops, op{"add", "/status/" + f.name, f.value})
+	}
+	patch, err := json.Marshal(ops)
+	if err != nil {
+		return fmt.Errorf("statefulset: %s/%s: encode status: %w", set.Namespace, set.Name, err)
+	}
+	err = c.client.Patch(ctx, c.setsInfo, set.Namespace, set.Name, client.JSONPatchType, patch, nil, "status")
 	if client.IsNotFound(err) {
 		return nil
 	}
