@@ -256,9 +256,14 @@ func TestParallel(t *testing.T) {
 
 	mark := e.history.len()
 	e.createSet("par", 3, func(s *api.StatefulSet) { s.Spec.PodManagementPolicy = api.ParallelPodManagement })
-	e.waitFor("3 pods without any being Ready", func() bool {
+	e.waitFor("3 pods Running without any being Ready", func() bool {
 		pods := e.pods()
-		return len(pods) == 3 && pods["par-0"] != nil && pods["par-1"] != nil && pods["par-2"] != nil
+		for _, n := range []string{"par-0", "par-1", "par-2"} {
+			if p := pods[n]; p == nil || p.Status.Phase != api.PodRunning {
+				return false
+			}
+		}
+		return len(pods) == 3
 	})
 	for _, ev := range e.history.since(mark) {
 		if ev.ready {
