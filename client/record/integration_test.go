@@ -18,6 +18,9 @@ func startServer(t *testing.T) *client.Client {
 	cfg.DataDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NoSync = true
+	// Nothing else writes Events about the test's objects (the scheduler
+	// would report its unschedulable pod).
+	cfg.DisabledControllers = []string{"scheduler", "nodelifecycle"}
 	s, err := server.Start(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatalf("server.Start: %v", err)
@@ -45,14 +48,21 @@ func lookup(t *testing.T, resource string) *api.ResourceInfo {
 	return nil
 }
 
-// eventsAbout lists the Events in ns whose involvedObject has name.
+// eventsAbout lists the Events in ns whose involvedObject has name and
+// whose source is one of the tests' components.
 func eventsAbout(ctx context.Context, t *testing.T, c *client.Client, ns, name string) []api.Event {
 	t.Helper()
 	var list api.EventList
 	if err := c.List(ctx, lookup(t, "events"), ns, client.ListOptions{FieldSelector: "involvedObject.name=" + name}, &list); err != nil {
 		t.Fatalf("list events: %v", err)
 	}
-	return list.Items
+	var out []api.Event
+	for _, ev := range list.Items {
+		if ev.Source.Component == "test-controller" || ev.Source.Component == "test" {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 // waitFor polls cond until it holds or the deadline passes.

@@ -62,7 +62,10 @@ func startEnv(t *testing.T) *env {
 	cfg.DataDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NoSync = true
-	cfg.DisabledControllers = []string{"statefulset"}
+	// The test runs its own controller and plays the node itself: it
+	// binds pods and reports their status, so no scheduler or node
+	// lifecycle controller may act on them.
+	cfg.DisabledControllers = []string{"statefulset", "scheduler", "nodelifecycle"}
 	s, err := server.Start(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatalf("server.Start: %v", err)

@@ -206,8 +206,8 @@ func (c *Controller) podDeleted(obj api.Object) {
 // namespace, a name of theirs, a matching selector.
 func (c *Controller) enqueueAdopters(obj api.Object) {
 	m := obj.GetObjectMeta()
-	if m.DeletionTimestamp != nil {
-		return
+	if m.DeletionTimestamp != nil || api.ControllerRef(m) != nil {
+		return // being deleted, or another controller's
 	}
 	for _, o := range c.sets.ByIndex(client.NamespaceIndex, m.Namespace) {
 		set, ok := o.(*api.StatefulSet)
