@@ -99,8 +99,11 @@ func ordinalOf(set, pod string) (int, bool) {
 	if !found || rest == "" {
 		return 0, false
 	}
+	if rest[0] < '0' || rest[0] > '9' || (rest[0] == '0' && len(rest) > 1) {
+		return 0, false // not canonical decimal: a sign or a leading zero
+	}
 	n, err := strconv.Atoi(rest)
-	if err != nil || n < 0 || strconv.Itoa(n) != rest {
+	if err != nil {
 		return 0, false
 	}
 	return n, true
@@ -195,9 +198,11 @@ func computePlan(set *api.StatefulSet, pods []*api.Pod, rev revisions, now time.
 	monotonic := set.Spec.PodManagementPolicy != api.ParallelPodManagement
 	minReady := time.Duration(set.Spec.MinReadySeconds) * time.Second
 
+	all := make([]slot, replicas)
 	slots := make([]*slot, replicas)
 	for i := range slots {
-		slots[i] = &slot{ordinal: start + i}
+		all[i].ordinal = start + i
+		slots[i] = &all[i]
 	}
 	var condemned []*slot
 	for _, p := range pods {
@@ -240,12 +245,11 @@ func computePlan(set *api.StatefulSet, pods []*api.Pod, rev revisions, now time.
 
 	// 1. Replicas.
 	for _, s := range slots {
-		name := s.name(set.Name)
 		if s.pod == nil {
 			s.creating = createRevision(set, s.ordinal, rev)
 			plan.Actions = append(plan.Actions, Action{Op: OpCreate, Ordinal: s.ordinal, Revision: s.creating, Reason: ReasonMissing})
 			if monotonic {
-				return stop("waiting for %s to be created, Running and Ready", name)
+				return stop("waiting for %s to be created, Running and Ready", s.name(set.Name))
 			}
 			continue
 		}
@@ -255,7 +259,7 @@ func computePlan(set *api.StatefulSet, pods []*api.Pod, rev revisions, now time.
 				plan.Actions = append(plan.Actions, Action{Op: OpDelete, Ordinal: s.ordinal, Pod: s.pod, Reason: ReasonFailed})
 			}
 			if monotonic {
-				return stop("waiting for %s (%s) to be deleted and recreated", name, s.pod.Status.Phase)
+				return stop("waiting for %s (%s) to be deleted and recreated", s.name(set.Name), s.pod.Status.Phase)
 			}
 			continue
 		}
@@ -263,39 +267,38 @@ func computePlan(set *api.StatefulSet, pods []*api.Pod, rev revisions, now time.
 			continue
 		}
 		if s.terminating() {
-			return stop("waiting for %s to terminate", name)
+			return stop("waiting for %s to terminate", s.name(set.Name))
 		}
 		switch d := availableIn(s.pod, minReady, now); {
 		case d < 0:
-			return stop("waiting for %s to be Running and Ready", name)
+			return stop("waiting for %s to be Running and Ready", s.name(set.Name))
 		case d > 0:
 			plan.RequeueAfter = d
-			return stop("waiting for %s to be available (minReadySeconds)", name)
+			return stop("waiting for %s to be available (minReadySeconds)", s.name(set.Name))
 		}
 	}
 
 	// 2. Condemned pods, highest ordinal first.
 	for _, s := range condemned {
-		name := s.name(set.Name)
 		if s.terminating() {
 			if monotonic {
-				return stop("waiting for %s to terminate", name)
+				return stop("waiting for %s to terminate", s.name(set.Name))
 			}
 			continue
 		}
 		if monotonic && s != firstUnhealthy {
 			switch d := availableIn(s.pod, minReady, now); {
 			case d < 0:
-				return stop("waiting for %s to be Running and Ready before scaling it down", name)
+				return stop("waiting for %s to be Running and Ready before scaling it down", s.name(set.Name))
 			case d > 0:
 				plan.RequeueAfter = d
-				return stop("waiting for %s to be available before scaling it down", name)
+				return stop("waiting for %s to be available before scaling it down", s.name(set.Name))
 			}
 		}
 		s.deleting = true
 		plan.Actions = append(plan.Actions, Action{Op: OpDelete, Ordinal: s.ordinal, Pod: s.pod, Reason: ReasonCondemned})
 		if monotonic {
-			return stop("waiting for %s to terminate", name)
+			return stop("waiting for %s to terminate", s.name(set.Name))
 		}
 	}
 
@@ -305,14 +308,13 @@ func computePlan(set *api.StatefulSet, pods []*api.Pod, rev revisions, now time.
 	}
 	for i := len(slots) - 1; i >= partitionOf(set); i-- {
 		s := slots[i]
-		name := s.name(set.Name)
 		if s.revision() != rev.update && !s.terminating() {
 			s.deleting = true
 			plan.Actions = append(plan.Actions, Action{Op: OpDelete, Ordinal: s.ordinal, Pod: s.pod, Reason: ReasonUpdate})
-			return stop("waiting for %s to be replaced at revision %s", name, rev.update)
+			return stop("waiting for %s to be replaced at revision %s", s.name(set.Name), rev.update)
 		}
 		if !s.healthy() {
-			return stop("waiting for %s to be Running and Ready during the update", name)
+			return stop("waiting for %s to be Running and Ready during the update", s.name(set.Name))
 		}
 	}
 	return plan
