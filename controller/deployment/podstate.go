@@ -1,0 +1,152 @@
+package deployment
+
+import (
+	"slices"
+	"time"
+
+	"github.com/skiff-dev/skiff/api"
+)
+
+// podState is what planning and status need to know about one pod.
+type podState struct {
+	name        string
+	uid         string
+	hash        string // pod-template-hash label
+	revision    int64  // revision of hash in the history; 0 when unknown
+	created     time.Time
+	scheduled   bool // spec.nodeName is set
+	phase       string
+	ready       bool
+	readySince  time.Time // the Ready condition's lastTransitionTime
+	available   bool      // ready for at least minReadySeconds
+	restarts    int32
+	terminating bool // deletionTimestamp is set
+}
+
+// isActive reports whether a pod counts at all: Succeeded and Failed pods
+// do not (Kubernetes' FilterActivePods also drops terminating pods; here
+// they are kept, marked, so that Recreate can wait for them).
+func isActive(p *api.Pod) bool {
+	return p.Status.Phase != api.PodSucceeded && p.Status.Phase != api.PodFailed
+}
+
+// stateOf digests a pod at time now.
+func stateOf(p *api.Pod, revisions map[string]int64, minReady time.Duration, now time.Time) podState {
+	s := podState{
+		name:        p.Name,
+		uid:         p.UID,
+		hash:        p.Labels[LabelPodTemplateHash],
+		created:     p.CreationTimestamp.Time,
+		scheduled:   p.Spec.NodeName != "",
+		phase:       p.Status.Phase,
+		terminating: p.DeletionTimestamp != nil,
+	}
+	s.revision = revisions[s.hash]
+	if c := api.GetPodCondition(&p.Status, api.PodReady); c != nil && c.Status == api.ConditionTrue {
+		s.ready = true
+		s.readySince = c.LastTransitionTime.Time
+	}
+	s.available = isAvailable(s.ready, s.readySince, minReady, now)
+	for _, cs := range p.Status.ContainerStatuses {
+		s.restarts = max(s.restarts, cs.RestartCount)
+	}
+	return s
+}
+
+// isAvailable is Kubernetes' IsPodAvailable: ready, and with minReady > 0
+// ready since strictly more than minReady ago.
+func isAvailable(ready bool, since time.Time, minReady time.Duration, now time.Time) bool {
+	if !ready {
+		return false
+	}
+	return minReady <= 0 || (!since.IsZero() && since.Add(minReady).Before(now))
+}
+
+// availableAt is when a ready but not yet available pod becomes available
+// (zero when it never will by waiting: not ready, or no ready time).
+func availableAt(s *podState, minReady time.Duration) time.Time {
+	if !s.ready || s.available || s.readySince.IsZero() || minReady <= 0 {
+		return time.Time{}
+	}
+	return s.readySince.Add(minReady)
+}
+
+// phaseRank orders phases for deletion: Pending, Unknown, Running.
+func phaseRank(phase string) int {
+	switch phase {
+	case api.PodUnknown:
+		return 1
+	case api.PodRunning:
+		return 2
+	}
+	return 0
+}
+
+// deleteFirst reports whether a should be deleted before b: Kubernetes'
+// ActivePods ordering, without pod-deletion-cost and co-location ranking.
+//  1. unscheduled before scheduled;
+//  2. Pending before Unknown before Running;
+//  3. not ready before ready;
+//  4. ready for less time before ready for longer (no ready time = newest);
+//  5. more container restarts first;
+//  6. newer before older;
+//  7. by name, for a deterministic order.
+func deleteFirst(a, b *podState) bool {
+	if a.scheduled != b.scheduled {
+		return !a.scheduled
+	}
+	if ra, rb := phaseRank(a.phase), phaseRank(b.phase); ra != rb {
+		return ra < rb
+	}
+	if a.ready != b.ready {
+		return !a.ready
+	}
+	if a.ready && !a.readySince.Equal(b.readySince) {
+		return afterOrZero(a.readySince, b.readySince)
+	}
+	if a.restarts != b.restarts {
+		return a.restarts > b.restarts
+	}
+	if !a.created.Equal(b.created) {
+		return afterOrZero(a.created, b.created)
+	}
+	return a.name > b.name
+}
+
+// afterOrZero: a zero time counts as the latest.
+func afterOrZero(a, b time.Time) bool {
+	if a.IsZero() || b.IsZero() {
+		return a.IsZero()
+	}
+	return a.After(b)
+}
+
+// sortForDeletion orders pods by deleteFirst.
+func sortForDeletion(pods []*podState) {
+	slices.SortStableFunc(pods, func(a, b *podState) int {
+		switch {
+		case deleteFirst(a, b):
+			return -1
+		case deleteFirst(b, a):
+			return 1
+		}
+		return 0
+	})
+}
+
+// sortOldForDeletion orders old pods oldest revision first (Kubernetes
+// scales the oldest ReplicaSet down first), then by deleteFirst.
+func sortOldForDeletion(pods []*podState) {
+	slices.SortStableFunc(pods, func(a, b *podState) int {
+		if a.revision != b.revision {
+			return cmpInt64(a.revision, b.revision)
+		}
+		switch {
+		case deleteFirst(a, b):
+			return -1
+		case deleteFirst(b, a):
+			return 1
+		}
+		return 0
+	})
+}
