@@ -46,7 +46,7 @@ func stateOf(p *api.Pod, revisions map[string]int64, minReady time.Duration, now
 		s.ready = true
 		s.readySince = c.LastTransitionTime.Time
 	}
-	s.available = isAvailable(s.ready, s.readySince, minReady, now)
+	s.available = !s.terminating && isAvailable(s.ready, s.readySince, minReady, now)
 	for _, cs := range p.Status.ContainerStatuses {
 		s.restarts = max(s.restarts, cs.RestartCount)
 	}
