@@ -171,7 +171,7 @@ func (c *Controller) apply(ctx context.Context, key string, d *api.Deployment, h
 		if created > 0 {
 			from := counts[cr.hash]
 			c.event(d, api.EventTypeNormal, ReasonScalingReplicaSet, "Scaled up replica set %s from %d to %d",
-				replicaSetName(d.Name, cr.hash), from, from+created)
+				groupName(d.Name, cr.hash), from, from+created)
 		}
 		if err != nil {
 			errs = append(errs, err)
@@ -187,7 +187,7 @@ func (c *Controller) apply(ctx context.Context, key string, d *api.Deployment, h
 		for _, h := range slices.Sorted(maps.Keys(byHash)) {
 			from := counts[h]
 			c.event(d, api.EventTypeNormal, ReasonScalingReplicaSet, "Scaled down replica set %s from %d to %d",
-				replicaSetName(d.Name, h), from, from-byHash[h])
+				groupName(d.Name, h), from, from-byHash[h])
 		}
 		if err != nil {
 			errs = append(errs, err)

@@ -48,6 +48,15 @@ const maxGeneratedNameLength = 58
 // events and conditions use where Kubernetes names a ReplicaSet.
 func replicaSetName(deploy, hash string) string { return deploy + "-" + hash }
 
+// groupName names a group of pods in Events: its replica set name, or
+// for adopted pods without the label, "<deployment> (no pod-template-hash)".
+func groupName(deploy, hash string) string {
+	if hash == "" {
+		return deploy + " (no " + LabelPodTemplateHash + ")"
+	}
+	return replicaSetName(deploy, hash)
+}
+
 // podNamePrefix is the generateName of the pods of one template hash,
 // truncated as Kubernetes truncates generated names.
 func podNamePrefix(deploy, hash string) string {
