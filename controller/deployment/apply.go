@@ -102,6 +102,7 @@ func (c *Controller) rollback(ctx context.Context, d *api.Deployment, value stri
 	if err := c.client.Update(ctx, c.deployInfo, d.Namespace, d); err != nil {
 		return fmt.Errorf("deployment: %s/%s: rollback: %w", d.Namespace, d.Name, err)
 	}
+	c.remember(keyOf(&d.ObjectMeta), d)
 	eventType := api.EventTypeWarning
 	if dec.reason == ReasonRollbackDone {
 		eventType = api.EventTypeNormal
@@ -142,6 +143,7 @@ func (c *Controller) recordRevision(ctx context.Context, d *api.Deployment, hist
 	if err := c.client.Update(ctx, c.deployInfo, d.Namespace, d); err != nil {
 		return nil, nil, fmt.Errorf("deployment: %s/%s: record revision %s: %w", d.Namespace, d.Name, rev, err)
 	}
+	c.remember(keyOf(&d.ObjectMeta), d)
 	return d, next, nil
 }
 
@@ -345,5 +347,6 @@ func (c *Controller) writeStatus(ctx context.Context, d *api.Deployment, st api.
 	if err := c.client.Update(ctx, c.deployInfo, d.Namespace, d, "status"); err != nil {
 		return fmt.Errorf("deployment: %s/%s: update status: %w", d.Namespace, d.Name, err)
 	}
+	c.remember(keyOf(&d.ObjectMeta), d)
 	return nil
 }

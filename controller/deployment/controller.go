@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -82,6 +83,12 @@ type Controller struct {
 	queue       *workqueue.Queue[string]
 	exp         *expectations
 	running     atomic.Bool
+
+	// writtenMu protects written: per key, the Deployment as the
+	// controller's last write stored it. A sync whose cache is older uses
+	// it instead, so the controller does not conflict with its own writes.
+	writtenMu sync.Mutex
+	written   map[string]*api.Deployment
 }
 
 // New returns a Deployment controller reading Deployments and Pods from the
@@ -120,6 +127,7 @@ func New(c Client, deployments, pods *client.Informer, opts Options, log *slog.L
 		log:         log.With("controller", "deployment"),
 		queue:       workqueue.New[string](opts.BackoffBase, opts.BackoffMax),
 		exp:         newExpectations(opts.ExpectationsTTL, opts.Now),
+		written:     map[string]*api.Deployment{},
 	}
 	pods.AddIndexer(podIndex, podIndexValues)
 	deployments.AddEventHandler(client.HandlerFuncs{
@@ -128,6 +136,7 @@ func New(c Client, deployments, pods *client.Informer, opts Options, log *slog.L
 		DeleteFunc: func(obj api.Object) {
 			key := keyOf(obj.GetObjectMeta())
 			ctl.exp.forget(key)
+			ctl.forgetWritten(key)
 			ctl.queue.Add(key)
 		},
 	})
@@ -310,13 +319,14 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	obj, ok := c.deployments.Get(ns, name)
 	if !ok {
 		c.exp.forget(key)
+		c.forgetWritten(key)
 		return 0, nil
 	}
 	cached, ok := obj.(*api.Deployment)
 	if !ok {
 		return 0, fmt.Errorf("deployment: %s: cached object is %T", key, obj)
 	}
-	d := api.DeepCopy(cached)
+	d := api.DeepCopy(c.freshest(key, cached))
 	now := c.now()
 
 	pods, err := c.claimPods(ctx, d)
@@ -369,4 +379,36 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		return 0, errors.Join(applyErr, err)
 	}
 	return wait, applyErr
+}
+
+// remember records d as the controller's last write of key.
+func (c *Controller) remember(key string, d *api.Deployment) {
+	c.writtenMu.Lock()
+	defer c.writtenMu.Unlock()
+	c.written[key] = api.DeepCopy(d)
+}
+
+func (c *Controller) forgetWritten(key string) {
+	c.writtenMu.Lock()
+	defer c.writtenMu.Unlock()
+	delete(c.written, key)
+}
+
+// freshest is cached, or the controller's own last write of the same
+// Deployment when the cache has not caught up with it yet
+// (resourceVersions are the store's increasing revision).
+func (c *Controller) freshest(key string, cached *api.Deployment) *api.Deployment {
+	c.writtenMu.Lock()
+	defer c.writtenMu.Unlock()
+	w, ok := c.written[key]
+	if !ok {
+		return cached
+	}
+	wrv, err1 := strconv.ParseUint(w.ResourceVersion, 10, 64)
+	crv, err2 := strconv.ParseUint(cached.ResourceVersion, 10, 64)
+	if err1 == nil && err2 == nil && w.UID == cached.UID && crv < wrv {
+		return w
+	}
+	delete(c.written, key)
+	return cached
 }
