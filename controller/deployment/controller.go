@@ -362,7 +362,8 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	}
 
 	var applyErr error
-	if d.DeletionTimestamp == nil && c.exp.satisfied(key) {
+	satisfied := c.exp.satisfied(key)
+	if d.DeletionTimestamp == nil && satisfied {
 		p := computePlan(planInput{
 			replicas: replicasOf(d),
 			recreate: d.Spec.Strategy.Type == api.RecreateDeploymentStrategyType,
@@ -377,6 +378,10 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	st, wait := computeStatus(statusInput{d: d, hash: hash, bounds: bnds, pods: states, now: now})
 	if err := c.writeStatus(ctx, d, st); err != nil {
 		return 0, errors.Join(applyErr, err)
+	}
+	if !satisfied && (wait == 0 || wait > c.exp.ttl) {
+		// Should an event be lost, plan again once the expectations expire.
+		wait = c.exp.ttl + time.Second
 	}
 	return wait, applyErr
 }
