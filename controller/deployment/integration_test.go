@@ -24,7 +24,7 @@ const ns = "default"
 // env is a real API server (bbolt, HTTPS on loopback) with the deployment
 // controller under test and a simulated node.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	c      *client.Client
 	dInfo  *api.ResourceInfo
@@ -35,13 +35,14 @@ type env struct {
 	wg     *sync.WaitGroup
 }
 
-func start(t *testing.T) *env {
+func start(t testing.TB) *env {
 	t.Helper()
 	cfg := config.ServerDefaults()
 	cfg.DataDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NoSync = true
-	cfg.DisabledControllers = []string{"deployment"}
+	// The test binds pods itself, as node and scheduler.
+	cfg.DisabledControllers = []string{"deployment", "scheduler"}
 	ctx, cancel := context.WithCancel(context.Background())
 	s, err := server.Start(ctx, cfg, nil)
 	if err != nil {
@@ -163,10 +164,11 @@ func (n *nodeSim) run(ctx context.Context) {
 				if !ok {
 					return
 				}
-				if err := n.sync(ctx, name); err != nil && ctx.Err() == nil && !client.IsConflict(err) && !client.IsNotFound(err) {
+				err := n.sync(ctx, name)
+				if err != nil && ctx.Err() == nil && !client.IsConflict(err) && !client.IsNotFound(err) {
 					fmt.Fprintf(os.Stderr, "node sim: %s: %v\n", name, err)
 				}
-				if ctx.Err() == nil && n.needsRetry(name) {
+				if ctx.Err() == nil && (err != nil || n.needsRetry(name)) {
 					n.queue.AddRateLimited(name)
 				} else {
 					n.queue.Forget(name)
@@ -834,5 +836,36 @@ func TestAdoptsOrphans(t *testing.T) {
 	// The orphan, adopted, counted as an old pod and was rolled away.
 	if !e.rec.has("Scaled down replica set web (no pod-template-hash) from 1 to 0") {
 		t.Errorf("events:\n%s", e.rec)
+	}
+}
+
+// BenchmarkScaleUp measures a Deployment going from 0 to 200 Ready pods
+// against the real server, with the simulated node binding and readying
+// each pod as soon as it appears: pods/s from create to complete status.
+func BenchmarkScaleUp(b *testing.B) {
+	const replicas = 200
+	for i := range b.N {
+		func() {
+			e := start(b)
+			name := fmt.Sprintf("bench-%d", i)
+			begin := time.Now()
+			if err := e.c.Create(e.ctx, e.dInfo, ns, newDeployment(name, replicas, "nginx:1")); err != nil {
+				b.Fatal(err)
+			}
+			for {
+				d := &api.Deployment{}
+				if err := e.c.Get(e.ctx, e.dInfo, ns, name, d); err != nil {
+					b.Fatal(err)
+				}
+				if d.Status.AvailableReplicas == replicas && d.Status.ObservedGeneration == d.Generation {
+					break
+				}
+				if time.Since(begin) > 2*time.Minute {
+					b.Fatalf("not complete: %+v", d.Status)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			b.ReportMetric(float64(replicas)/time.Since(begin).Seconds(), "pods/s")
+		}()
 	}
 }

@@ -143,7 +143,7 @@ func scaleTo(pods []*podState, hash string, want int) plan {
 }
 
 // planPaused only scales: no new revision is rolled out. Scale-down takes
-// pods in deleteFirst order whatever their revision; scale-up adds pods of
+// pods in cmpDelete order whatever their revision; scale-up adds pods of
 // the newest revision that has pods. A paused Deployment without pods gets
 // none, as in Kubernetes (no ReplicaSet is created while paused).
 func planPaused(in planInput, newPods, oldPods []*podState) plan {

@@ -82,7 +82,7 @@ func phaseRank(phase string) int {
 	return 0
 }
 
-// deleteFirst reports whether a should be deleted before b: Kubernetes'
+// cmpDelete orders pods for deletion, most deletable first: Kubernetes'
 // ActivePods ordering, without pod-deletion-cost and co-location ranking.
 //  1. unscheduled before scheduled;
 //  2. Pending before Unknown before Running;
@@ -91,26 +91,32 @@ func phaseRank(phase string) int {
 //  5. more container restarts first;
 //  6. newer before older;
 //  7. by name, for a deterministic order.
-func deleteFirst(a, b *podState) bool {
-	if a.scheduled != b.scheduled {
-		return !a.scheduled
+func cmpDelete(a, b *podState) int {
+	switch {
+	case a.scheduled != b.scheduled:
+		return boolFirst(!a.scheduled)
+	case phaseRank(a.phase) != phaseRank(b.phase):
+		return boolFirst(phaseRank(a.phase) < phaseRank(b.phase))
+	case a.ready != b.ready:
+		return boolFirst(!a.ready)
+	case a.ready && !a.readySince.Equal(b.readySince):
+		return boolFirst(afterOrZero(a.readySince, b.readySince))
+	case a.restarts != b.restarts:
+		return boolFirst(a.restarts > b.restarts)
+	case !a.created.Equal(b.created):
+		return boolFirst(afterOrZero(a.created, b.created))
+	case a.name != b.name:
+		return boolFirst(a.name > b.name)
 	}
-	if ra, rb := phaseRank(a.phase), phaseRank(b.phase); ra != rb {
-		return ra < rb
+	return 0
+}
+
+// boolFirst is -1 when the first goes first, else 1.
+func boolFirst(first bool) int {
+	if first {
+		return -1
 	}
-	if a.ready != b.ready {
-		return !a.ready
-	}
-	if a.ready && !a.readySince.Equal(b.readySince) {
-		return afterOrZero(a.readySince, b.readySince)
-	}
-	if a.restarts != b.restarts {
-		return a.restarts > b.restarts
-	}
-	if !a.created.Equal(b.created) {
-		return afterOrZero(a.created, b.created)
-	}
-	return a.name > b.name
+	return 1
 }
 
 // afterOrZero: a zero time counts as the latest.
@@ -121,32 +127,16 @@ func afterOrZero(a, b time.Time) bool {
 	return a.After(b)
 }
 
-// sortForDeletion orders pods by deleteFirst.
-func sortForDeletion(pods []*podState) {
-	slices.SortStableFunc(pods, func(a, b *podState) int {
-		switch {
-		case deleteFirst(a, b):
-			return -1
-		case deleteFirst(b, a):
-			return 1
-		}
-		return 0
-	})
-}
+// sortForDeletion orders pods by cmpDelete.
+func sortForDeletion(pods []*podState) { slices.SortFunc(pods, cmpDelete) }
 
 // sortOldForDeletion orders old pods oldest revision first (Kubernetes
-// scales the oldest ReplicaSet down first), then by deleteFirst.
+// scales the oldest ReplicaSet down first), then by cmpDelete.
 func sortOldForDeletion(pods []*podState) {
-	slices.SortStableFunc(pods, func(a, b *podState) int {
+	slices.SortFunc(pods, func(a, b *podState) int {
 		if a.revision != b.revision {
 			return cmpInt64(a.revision, b.revision)
 		}
-		switch {
-		case deleteFirst(a, b):
-			return -1
-		case deleteFirst(b, a):
-			return 1
-		}
-		return 0
+		return cmpDelete(a, b)
 	})
 }
