@@ -146,5 +146,17 @@
 // Run waits for both caches, then workers sync keys from a
 // client/workqueue with back-off (100ms to 30s) and a retry cap (15, then
 // the key is dropped until its next change). A sync reads only the
-// caches; it never mutates cached objects.
+// caches; it never mutates cached objects. When the Deployment cache is
+// older than the controller's own last write of a Deployment (by
+// resourceVersion, the store's increasing revision), the sync starts from
+// that write instead, so the controller does not conflict with itself.
+// A Deployment with pending expectations is re-synced when they expire.
+//
+// # Wiring
+//
+// The server runs it as controller "deployment" on shared informers:
+//
+//	ctl := deployment.New(c, deploymentsInformer, podsInformer,
+//		deployment.Options{Recorder: recorder}, log)
+//	go ctl.Run(ctx, 2)
 package deployment
