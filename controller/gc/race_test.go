@@ -20,6 +20,33 @@ type laggingAPI struct {
 	*fakeapi.Server
 	mu    sync.Mutex
 	gates map[string]chan struct{} // resourceKey -> closed on release
+	// failLists, when set, fails every List of that resource.
+	failLists *api.ResourceInfo
+	lists     int // List calls so far
+}
+
+// List counts calls and fails those of failLists.
+func (l *laggingAPI) List(ctx context.Context, info *api.ResourceInfo, ns string, opts client.ListOptions, into any) error {
+	l.mu.Lock()
+	l.lists++
+	fail := l.failLists != nil && resourceKey(l.failLists) == resourceKey(info)
+	l.mu.Unlock()
+	if fail {
+		return client.NewAPIError(500, api.StatusReasonInternalError, "injected list failure")
+	}
+	return l.Server.List(ctx, info, ns, opts, into)
+}
+
+func (l *laggingAPI) setFailLists(info *api.ResourceInfo) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.failLists = info
+}
+
+func (l *laggingAPI) listCalls() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lists
 }
 
 func newLaggingAPI(s *fakeapi.Server) *laggingAPI {
@@ -273,4 +300,95 @@ func TestBackgroundOwnerSeenLate(t *testing.T) {
 		e.delete(e.rs, "default", "owner", client.DeletePropagationBackground)
 		e.waitFor("the dependent to be collected", func() bool { return !e.exists(e.pods, "default", "child") })
 	})
+}
+
+// TestConfirmationFailureKeepsFinalizer: when the live list that confirms
+// "no dependents left" fails, the finalizer stays until it succeeds.
+func TestConfirmationFailureKeepsFinalizer(t *testing.T) {
+	for _, policy := range []string{client.DeletePropagationOrphan, client.DeletePropagationForeground} {
+		t.Run(policy, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				e := newEnv(t)
+				oUID := e.create(e.rs, "default", "owner")
+				l := e.startLagging()
+				defer e.stop()
+				synctest.Wait()
+
+				l.hold(e.svc)
+				e.create(e.svc, "default", "child", ownerRef(e.rs, "owner", oUID, true))
+				l.setFailLists(e.svc)
+				before := l.listCalls()
+				e.delete(e.rs, "default", "owner", policy)
+				e.settle()
+				if !e.exists(e.rs, "default", "owner") {
+					t.Fatal("owner deleted although its dependents could not be confirmed")
+				}
+				if n := l.listCalls() - before; n < 2 {
+					t.Fatalf("%d live lists after the deletion, want retries", n)
+				}
+				l.setFailLists(nil)
+				// The dependent is found by the live list, though its
+				// events are still held.
+				e.waitFor("the dependent to be orphaned or deleted", func() bool {
+					m, ok := e.srv.Meta(e.svc, "default", "child")
+					return !ok || len(m.OwnerReferences) == 0
+				})
+				l.release(e.svc)
+				e.waitFor("the owner to be deleted", func() bool { return !e.exists(e.rs, "default", "owner") })
+				e.settle()
+				m, ok := e.srv.Meta(e.svc, "default", "child")
+				switch policy {
+				case client.DeletePropagationOrphan:
+					if !ok || len(m.OwnerReferences) != 0 {
+						t.Fatalf("orphan: exists %v, owner references %+v", ok, m.OwnerReferences)
+					}
+				default:
+					if ok {
+						t.Fatal("foreground: the dependent outlived its owner")
+					}
+				}
+			})
+		})
+	}
+}
+
+// TestNoLiveListWhileGraphShowsBlockers: the live confirmation costs lists
+// only when the graph says the owner is done.
+func TestNoLiveListWhileGraphShowsBlockers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		oUID := e.create(e.rs, "default", "owner")
+		e.createHeld(e.pods, "default", "child", []string{testHold}, ownerRef(e.rs, "owner", oUID, true))
+		l := e.startLagging()
+		defer e.stop()
+		synctest.Wait()
+
+		before := l.listCalls()
+		e.delete(e.rs, "default", "owner", client.DeletePropagationForeground)
+		e.settle()
+		if n := l.listCalls() - before; n != 0 {
+			t.Fatalf("%d lists while a known dependent blocks the owner", n)
+		}
+		if !e.exists(e.rs, "default", "owner") {
+			t.Fatal("owner gone while its dependent exists")
+		}
+		if err := e.srv.Patch(e.ctx, e.pods, "default", "child", client.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), nil); err != nil {
+			t.Fatal(err)
+		}
+		e.waitFor("the owner to be deleted", func() bool { return !e.exists(e.rs, "default", "owner") })
+		// One confirmation: the namespaced resources of the owner's namespace.
+		if n, want := l.listCalls()-before, namespacedCount(e.res); n != want {
+			t.Fatalf("%d lists to confirm, want %d (one per namespaced resource)", n, want)
+		}
+	})
+}
+
+func namespacedCount(res []*api.ResourceInfo) int {
+	n := 0
+	for _, r := range res {
+		if r.Namespaced {
+			n++
+		}
+	}
+	return n
 }
