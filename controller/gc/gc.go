@@ -245,55 +245,51 @@ func (c *Controller) liveDependents(ctx context.Context, owner objectRef) ([]fou
 			}
 			ns = owner.Namespace
 		}
-		err := c.listMeta(ctx, info, ns, func(m reflector.Meta) {
-			if slices.ContainsFunc(m.OwnerReferences, func(r api.OwnerReference) bool { return r.UID == owner.UID }) {
-				out = append(out, found{info: info, meta: m})
-			}
+		metas, err := c.listMeta(ctx, info, ns, func(m reflector.Meta) bool {
+			return slices.ContainsFunc(m.OwnerReferences, func(r api.OwnerReference) bool { return r.UID == owner.UID })
 		})
 		if err != nil {
 			return nil, fmt.Errorf("gc: confirm dependents of %s: %w", owner, err)
+		}
+		for _, m := range metas {
+			out = append(out, found{info: info, meta: m})
 		}
 	}
 	return out, nil
 }
 
-// listMeta lists info in ns ("" all) page by page and hands each object's
-// metadata to fn; an expired continue token restarts the list.
-func (c *Controller) listMeta(ctx context.Context, info *api.ResourceInfo, ns string, fn func(reflector.Meta)) error {
+// listMeta lists info in ns ("" all) page by page and returns the
+// metadata of the objects keep accepts; an expired continue token restarts
+// the list.
+func (c *Controller) listMeta(ctx context.Context, info *api.ResourceInfo, ns string, keep func(reflector.Meta) bool) ([]reflector.Meta, error) {
 	for attempt := 0; ; attempt++ {
-		var batch []reflector.Meta
+		var kept []reflector.Meta
 		opts := client.ListOptions{Limit: listPageSize}
-		restart := false
 		for {
 			var page client.RawList
 			err := c.client.List(ctx, info, ns, opts, &page)
 			if client.IsGone(err) && opts.Continue != "" && attempt < listAttempts {
-				restart = true
-				break
+				break // continue token expired: start over
 			}
 			if err != nil {
-				return fmt.Errorf("list %s: %w", info.Resource, err)
+				return nil, fmt.Errorf("list %s: %w", info.Resource, err)
 			}
 			for _, raw := range page.Items {
 				m, err := reflector.Decode(raw)
 				if err != nil || m.UID == "" || m.Name == "" {
-					// An object the graph cannot hold either; an owner
-					// never waits on it, as for the reflectors.
+					// Skipped, as the reflectors skip it: the graph never
+					// holds it either.
 					c.log.Warn("skipping undecodable object", "resource", info.Resource, "err", err, "name", m.Name)
 					continue
 				}
-				batch = append(batch, m)
+				if keep(m) {
+					kept = append(kept, m)
+				}
 			}
 			if page.Metadata.Continue == "" {
-				break
+				return kept, nil
 			}
 			opts.Continue = page.Metadata.Continue
-		}
-		if !restart {
-			for _, m := range batch {
-				fn(m)
-			}
-			return nil
 		}
 	}
 }

@@ -2,6 +2,7 @@ package gc
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -22,7 +23,10 @@ type laggingAPI struct {
 	gates map[string]chan struct{} // resourceKey -> closed on release
 	// failLists, when set, fails every List of that resource.
 	failLists *api.ResourceInfo
-	lists     int // List calls so far
+	// expireContinues: that many list requests with a continue token get
+	// 410 Gone, as an expired token does.
+	expireContinues int
+	lists           int // List calls so far
 }
 
 // List counts calls and fails those of failLists.
@@ -30,7 +34,14 @@ func (l *laggingAPI) List(ctx context.Context, info *api.ResourceInfo, ns string
 	l.mu.Lock()
 	l.lists++
 	fail := l.failLists != nil && resourceKey(l.failLists) == resourceKey(info)
+	expire := opts.Continue != "" && l.expireContinues > 0
+	if expire {
+		l.expireContinues--
+	}
 	l.mu.Unlock()
+	if expire {
+		return client.NewAPIError(410, api.StatusReasonExpired, "the provided continue parameter is too old")
+	}
 	if fail {
 		return client.NewAPIError(500, api.StatusReasonInternalError, "injected list failure")
 	}
@@ -391,4 +402,39 @@ func namespacedCount(res []*api.ResourceInfo) int {
 		}
 	}
 	return n
+}
+
+// TestConfirmationPagesThroughLists: the live list reads every page, and
+// starts over when a continue token expires.
+func TestConfirmationPagesThroughLists(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		oUID := e.create(e.rs, "default", "owner")
+		for i := range listPageSize + 20 {
+			e.create(e.pods, "default", fmt.Sprintf("bystander-%04d", i))
+		}
+		l := e.startLagging()
+		defer e.stop()
+		synctest.Wait()
+
+		l.hold(e.pods)
+		// Sorted after every bystander: on the second page.
+		e.create(e.pods, "default", "zz-child", ownerRef(e.rs, "owner", oUID, true))
+		l.mu.Lock()
+		l.expireContinues = 2
+		l.mu.Unlock()
+		e.delete(e.rs, "default", "owner", client.DeletePropagationOrphan)
+		e.waitFor("the owner to be deleted", func() bool { return !e.exists(e.rs, "default", "owner") })
+		l.release(e.pods)
+		e.settle()
+		m, ok := e.srv.Meta(e.pods, "default", "zz-child")
+		if !ok || len(m.OwnerReferences) != 0 {
+			t.Fatalf("dependent on the second page: exists %v, owner references %+v", ok, m.OwnerReferences)
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.expireContinues != 0 {
+			t.Fatalf("%d expired continue tokens not requested", l.expireContinues)
+		}
+	})
 }
