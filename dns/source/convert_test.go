@@ -39,7 +39,7 @@ func TestServiceFrom(t *testing.T) {
 			}},
 			want: dns.Service{Namespace: "default", Name: "web", Type: dns.TypeClusterIP,
 				ClusterIPs: addrs("10.96.0.10", "fd00::10"),
-				Ports: []dns.Port{{Name: "http", Protocol: "TCP", Port: 80}, {Name: "dns", Protocol: "UDP", Port: 53}, {Protocol: "TCP", Port: 8080}}},
+				Ports:      []dns.Port{{Name: "http", Protocol: "TCP", Port: 80}, {Name: "dns", Protocol: "UDP", Port: 53}, {Protocol: "TCP", Port: 8080}}},
 		},
 		{
 			name: "empty type is ClusterIP, clusterIP alone is used",
