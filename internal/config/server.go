@@ -27,10 +27,10 @@ type Server struct {
 	DNSUpstream   []string // --dns-upstream; nil = /etc/resolv.conf's nameservers
 	// DNSTTL is the TTL of cluster DNS records and negative answers
 	// (--dns-ttl, whole seconds, 1s..1h).
-	DNSTTL time.Duration
-	NodeIP        []string // --node-ip
-	Runtime       string   // --runtime (node agent issue)
-	ProxyMode     string   // --proxy-mode (service proxy issue)
+	DNSTTL    time.Duration
+	NodeIP    []string // --node-ip
+	Runtime   string   // --runtime (node agent issue)
+	ProxyMode string   // --proxy-mode (service proxy issue)
 	// MaxEndpointsPerSlice caps endpoints per EndpointSlice (1..1000).
 	MaxEndpointsPerSlice int
 	// NodeMonitorGracePeriod: a node silent this long becomes NotReady.
