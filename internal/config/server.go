@@ -25,12 +25,12 @@ type Server struct {
 	DisableAgent  bool     // --disable-agent
 	DNSListen     string   // --dns-listen host:port; "" = no DNS in the server
 	DNSUpstream   []string // --dns-upstream; nil = /etc/resolv.conf's nameservers
+	NodeIP        []string // --node-ip
+	Runtime       string   // --runtime (node agent issue)
+	ProxyMode     string   // --proxy-mode (service proxy issue)
 	// DNSTTL is the TTL of cluster DNS records and negative answers
 	// (--dns-ttl, whole seconds, 1s..1h).
-	DNSTTL    time.Duration
-	NodeIP    []string // --node-ip
-	Runtime   string   // --runtime (node agent issue)
-	ProxyMode string   // --proxy-mode (service proxy issue)
+	DNSTTL time.Duration
 	// MaxEndpointsPerSlice caps endpoints per EndpointSlice (1..1000).
 	MaxEndpointsPerSlice int
 	// NodeMonitorGracePeriod: a node silent this long becomes NotReady.
