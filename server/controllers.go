@@ -7,9 +7,12 @@ import (
 	"sync"
 
 	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/client/record"
+	"github.com/skiff-dev/skiff/controller/deployment"
 	"github.com/skiff-dev/skiff/controller/gc"
 	"github.com/skiff-dev/skiff/controller/namespace"
 	"github.com/skiff-dev/skiff/controller/nodelifecycle"
+	"github.com/skiff-dev/skiff/controller/statefulset"
 	"github.com/skiff-dev/skiff/scheduler"
 )
 
@@ -52,15 +55,39 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 			}()
 		})
 	}
+	// recorder returns an event recorder for a component; its sender runs
+	// with the controllers.
+	recorder := func(component string) *record.Recorder {
+		r := record.NewRecorder(c, component, s.log.With("component", component))
+		runs = append(runs, func() {
+			s.ctrl.wg.Add(1)
+			go func() {
+				defer s.ctrl.wg.Done()
+				_ = r.Run(cctx)
+			}()
+		})
+		return r
+	}
+	deploys := inf.For(res["deployments.apps"], client.InformerOptions{Logger: logFor("deployments")})
+	sets := inf.For(res["statefulsets.apps"], client.InformerOptions{Logger: logFor("statefulsets")})
+
 	g := gc.New(c, s.resource, s.log.With("component", "gc"))
 	add("gc", func(ctx context.Context) error { return g.Run(ctx, 2) })
 	ns := namespace.New(c, s.resource, s.log.With("component", "namespace"))
 	add("namespace", func(ctx context.Context) error { return ns.Run(ctx, 2) })
-	sched := scheduler.New(c, pods, nodes, scheduler.Options{}, s.log.With("component", "scheduler"))
+	dc := deployment.New(c, deploys, pods, deployment.Options{Recorder: recorder("deployment-controller")},
+		s.log.With("component", "deployment"))
+	add("deployment", func(ctx context.Context) error { return dc.Run(ctx, 4) })
+	sc := statefulset.New(c, sets, pods, statefulset.Options{Recorder: recorder("statefulset-controller")},
+		s.log.With("component", "statefulset"))
+	add("statefulset", func(ctx context.Context) error { return sc.Run(ctx, 2) })
+	sched := scheduler.New(c, pods, nodes, scheduler.Options{Recorder: recorder("default-scheduler")},
+		s.log.With("component", "scheduler"))
 	add("scheduler", func(ctx context.Context) error { return sched.Run(ctx, 16) })
 	nl := nodelifecycle.New(c, nodes, pods, leases, nodelifecycle.Options{
 		NodeMonitorGracePeriod: s.cfg.NodeMonitorGracePeriod,
 		PodEvictionTimeout:     s.cfg.PodEvictionTimeout,
+		Recorder:               recorder("node-controller"),
 	}, s.log.With("component", "nodelifecycle"))
 	add("nodelifecycle", func(ctx context.Context) error { return nl.Run(ctx, 2) })
 	if run := s.dnsRun(inf, res); run != nil { // server/dns.go; nil without --dns-listen
