@@ -34,14 +34,21 @@ func run(args []string) error {
 	if len(args) > 0 && args[0] == "serve" {
 		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 		p := paramFlags(fs)
-		addr := fs.String("listen", "127.0.0.1:0", "address to serve on (UDP and TCP)")
+		addr := fs.String("listen", "127.0.0.1:0", "address to serve on (UDP and TCP; -mode store)")
+		mode := fs.String("mode", "store", "store or server")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
 		if err := p.validate(); err != nil {
 			return err
 		}
-		return serve(*p, *addr)
+		switch *mode {
+		case "store":
+			return serve(*p, *addr)
+		case "server":
+			return serveServer(*p)
+		}
+		return fmt.Errorf("-mode %q: want store or server", *mode)
 	}
 	fs := flag.NewFlagSet("dnsbench", flag.ContinueOnError)
 	p := paramFlags(fs)
@@ -54,12 +61,16 @@ func run(args []string) error {
 	fs.IntVar(&o.rounds, "rounds", 2, "throughput rounds per server, alternating which goes first")
 	fs.IntVar(&o.latencyQPS, "latency-qps", 0, "offered load of the latency runs (dnsperf -Q); 0: half the lower throughput")
 	fs.IntVar(&o.nqueries, "queries", 200000, "lines in the dnsperf query file")
+	fs.StringVar(&o.mode, "mode", "store", "what serves Skiff's DNS: store (a dns.Store filled directly, served by dns.Server: the DNS alone) or server (a whole skiff server with --dns-listen, filled through its API)")
 	fs.IntVar(&o.compare, "compare", 5000, "distinct queries whose answers are compared between the servers before the runs")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if err := p.validate(); err != nil {
 		return err
+	}
+	if o.mode != "store" && o.mode != "server" {
+		return fmt.Errorf("-mode %q: want store or server", o.mode)
 	}
 	return bench(*p, o)
 }
@@ -79,6 +90,7 @@ type options struct {
 	clients, rounds       int
 	latencyQPS, nqueries  int
 	compare               int
+	mode                  string
 }
 
 // proc is a child process: a DNS server under test.
@@ -228,7 +240,7 @@ func bench(p params, o options) (err error) {
 		return err
 	}
 	skiffCmd := exec.Command(self, "serve", "-services", fmt.Sprint(p.Services), "-endpoints", fmt.Sprint(p.Endpoints),
-		"-namespaces", fmt.Sprint(p.Namespaces), "-listen", "127.0.0.1:0")
+		"-namespaces", fmt.Sprint(p.Namespaces), "-listen", "127.0.0.1:0", "-mode", o.mode)
 	skiffCmd.Stderr = os.Stderr
 	out, err := skiffCmd.StdoutPipe()
 	if err != nil {
@@ -331,6 +343,7 @@ func bench(p params, o options) (err error) {
 	fmt.Printf("\nload average: %s", must(os.ReadFile("/proc/loadavg")))
 	fmt.Printf("dnsperf -c %d -l %v, UDP, same query file; throughput: best of %d rounds; latency: -Q %d (fixed offered load, every query timed)\n\n",
 		o.clients, o.duration.Seconds(), o.rounds, q)
+	fmt.Printf("Skiff: -mode %s\n\n", o.mode)
 	fmt.Printf("| %-34s | %-14s | %-14s | %-8s |\n", "", "Skiff", "CoreDNS 1.15", "ratio")
 	fmt.Printf("|%s|%s|%s|%s|\n", strings.Repeat("-", 36), strings.Repeat("-", 16), strings.Repeat("-", 16), strings.Repeat("-", 10))
 	row := func(what string, a, b float64, unit string, prec int) {
