@@ -19,9 +19,11 @@ func (sp *ServicePort) ExternallyAccessible() bool {
 
 // UsesClusterEndpoints reports whether some traffic to the port is sent to
 // endpoints on any node: ClusterIP traffic with internalTrafficPolicy
-// Cluster, or external traffic with externalTrafficPolicy Cluster.
+// Cluster, or any external traffic (even with externalTrafficPolicy Local,
+// traffic from this node and its pods to an external address is
+// "short-circuited" to the cluster endpoints, as kube-proxy does).
 func (sp *ServicePort) UsesClusterEndpoints() bool {
-	return !sp.InternalPolicyLocal || (sp.ExternallyAccessible() && !sp.ExternalPolicyLocal)
+	return !sp.InternalPolicyLocal || sp.ExternallyAccessible()
 }
 
 // UsesLocalEndpoints reports whether some traffic to the port is sent only

@@ -56,8 +56,8 @@ func TestCategorizeEndpoints(t *testing.T) {
 			[]string{"10.0.0.2"}, nil, []string{"10.0.0.2"}, true},
 		{"external Local: reachable is the union in input order", externalLocal, []Endpoint{readyRemote, termLocal, readyLocal},
 			[]string{"10.0.0.2", "10.0.0.1"}, []string{"10.0.0.1"}, []string{"10.0.0.2", "10.0.0.1"}, true},
-		{"both Local", bothLocal, []Endpoint{readyLocal, readyRemote},
-			nil, []string{"10.0.0.1"}, []string{"10.0.0.1"}, true},
+		{"both Local: cluster endpoints still kept for short-circuiting", bothLocal, []Endpoint{readyLocal, readyRemote},
+			[]string{"10.0.0.1", "10.0.0.2"}, []string{"10.0.0.1"}, []string{"10.0.0.1", "10.0.0.2"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,6 +89,7 @@ func TestServicePortPolicies(t *testing.T) {
 		{"external IP", ServicePort{ExternalIPs: []netip.Addr{netip.MustParseAddr("192.0.2.1")}}, true, true, false},
 		{"internal Local", ServicePort{InternalPolicyLocal: true}, false, false, true},
 		{"internal Local, NodePort Cluster", ServicePort{InternalPolicyLocal: true, NodePort: 30001}, true, true, true},
+		{"both Local", ServicePort{InternalPolicyLocal: true, ExternalPolicyLocal: true, NodePort: 30001}, true, true, true},
 		{"external Local", ServicePort{ExternalPolicyLocal: true, NodePort: 30001}, true, true, true},
 	}
 	for _, tt := range tests {
