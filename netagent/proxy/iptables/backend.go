@@ -250,6 +250,7 @@ func (b *Backend) fullSync(ctx context.Context, st *proxy.State) error {
 		}
 	}
 	filter := b.filterBlock(filterRules, st)
+	filterBytes := blockBytes(filter) // without the jumps, as partial syncs compare it
 	for _, j := range jumps {
 		if j.table == "filter" {
 			filter.lines = append(filter.lines, "-I "+j.chain+" "+j.spec)
@@ -357,7 +358,7 @@ func (b *Backend) fullSync(ctx context.Context, st *proxy.State) error {
 	b.present = present
 	b.stale = map[string]bool{}
 	b.filterRules = filterRules
-	b.lastFilter = blockBytes(filter)
+	b.lastFilter = filterBytes
 	return nil
 }
 

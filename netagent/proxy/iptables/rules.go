@@ -400,3 +400,25 @@ func (g *generator) service(sp *proxy.ServicePort, allEps []proxy.Endpoint) serv
 	}
 	return out
 }
+
+// ChainNames are the per-service chain names of one Service port, as
+// kube-proxy names them (for tools and tests; not every chain exists for
+// every port).
+type ChainNames struct {
+	SVC, SVL, EXT, FW string
+}
+
+// ChainsOf returns the chain names of a Service port.
+func ChainsOf(n proxy.ServicePortName) ChainNames {
+	name, proto := n.PortString(), strings.ToLower(n.Protocol)
+	return ChainNames{
+		SVC: svcChainName(name, proto), SVL: svlChainName(name, proto),
+		EXT: extChainName(name, proto), FW: fwChainName(name, proto),
+	}
+}
+
+// EndpointChain returns the KUBE-SEP chain name of one endpoint
+// ("ip:port") of a Service port.
+func EndpointChain(n proxy.ServicePortName, endpoint string) string {
+	return sepChainName(n.PortString(), strings.ToLower(n.Protocol), endpoint)
+}
