@@ -15,7 +15,7 @@ const third = 1.0 / 3
 // TestRules programs one Service port with a full sync against the
 // validating fake and follows packets through the resulting rules.
 func TestRules(t *testing.T) {
-	podA := addr("10.244.0.9")     // a pod on this node
+	podA := addr("10.244.0.9")      // a pod on this node
 	outside := addr("192.168.77.2") // a client outside the cluster
 	web := func(mod func(*proxy.ServicePort)) *proxy.ServicePort { return svcPort("ns", "web", "10.96.0.10", mod) }
 	nodePort := func(sp *proxy.ServicePort) { sp.NodePort = 30080 }
