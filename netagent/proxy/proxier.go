@@ -159,7 +159,8 @@ func New(cfg Config, backend Backend, services, slices *client.Informer, log *sl
 // recent (HealthTimeout), else 503, with kube-proxy's JSON body.
 func (p *Proxier) Healthz() http.Handler { return p.health }
 
-// Syncs returns how many syncs have succeeded.
+// Syncs returns how many syncs have completed successfully (rules,
+// health check servers and conntrack clean-up).
 func (p *Proxier) Syncs() uint64 { return p.syncs.Load() }
 
 // Run waits until both informers have synced, then keeps the backend in
@@ -232,9 +233,9 @@ func (p *Proxier) sync(ctx context.Context, periodic bool) error {
 		}
 	}
 	p.health.synced(end)
-	p.syncs.Add(1)
 	p.hc.sync(ctx, p.healthServices())
 	p.cleanConntrack(ctx, diffs)
+	p.syncs.Add(1) // last: a sync counts once its clean-up is done
 	p.log.Debug("proxy: synced", "full", full, "changed", len(diffs), "services", len(p.state.Services), "elapsed", end.Sub(start))
 	return nil
 }

@@ -88,13 +88,20 @@ func (r *Recorder) Calls() []Call {
 // calls for which ok returns true, and returns it.
 func (r *Recorder) WaitFor(t testing.TB, skip int, ok func(Call) bool) Call {
 	t.Helper()
+	c, _ := r.WaitForIndex(t, skip, ok)
+	return c
+}
+
+// WaitForIndex is WaitFor that also returns the call's index.
+func (r *Recorder) WaitForIndex(t testing.TB, skip int, ok func(Call) bool) (Call, int) {
+	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for i := skip; ; {
 		r.mu.Lock()
 		for ; i < len(r.calls); i++ {
 			if c := r.calls[i]; c.Err == nil && ok(c) {
 				r.mu.Unlock()
-				return c
+				return c, i
 			}
 		}
 		if r.signal == nil {
@@ -106,7 +113,7 @@ func (r *Recorder) WaitFor(t testing.TB, skip int, ok func(Call) bool) Call {
 		case <-sig:
 		case <-deadline:
 			t.Fatalf("proxytest: no matching sync within 10s (%d calls)", i)
-			return Call{}
+			return Call{}, -1
 		}
 	}
 }
