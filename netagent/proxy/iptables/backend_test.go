@@ -177,7 +177,7 @@ func TestRules(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fake := iptablestest.New(iptables.ModeNFT)
 			b := newBackend(t, fake, iptables.Config{})
-			sync(t, b, newState(tt.svc), nil)
+			doSync(t, b, newState(tt.svc), nil)
 			e := env
 			if tt.env != nil {
 				e = *tt.env
@@ -196,7 +196,7 @@ func TestSessionAffinity(t *testing.T) {
 	fake := iptablestest.New(iptables.ModeNFT)
 	b := newBackend(t, fake, iptables.Config{})
 	sp := svcPort("ns", "web", "10.96.0.10", func(sp *proxy.ServicePort) { sp.AffinityTimeout = 3 * time.Hour })
-	sync(t, b, newState(svcWithEps{sp, eps("10.244.0.2", "10.244.0.3", "10.244.0.4")}), nil)
+	doSync(t, b, newState(svcWithEps{sp, eps("10.244.0.2", "10.244.0.3", "10.244.0.4")}), nil)
 	p := iptablestest.Packet{Src: addr("10.244.0.9"), Dst: addr("10.96.0.10"), DPort: 80, Proto: "tcp", SPort: 40000}
 
 	// A new client: spread evenly, and each path records the client in

@@ -80,7 +80,7 @@ func TestNewDetectsAndWritesTheHint(t *testing.T) {
 	if b.Mode() != iptables.ModeLegacy {
 		t.Fatalf("mode = %s", b.Mode())
 	}
-	sync(t, b, newState(), nil)
+	doSync(t, b, newState(), nil)
 	if !strings.Contains(h.legacy.Save("mangle"), ":KUBE-IPTABLES-HINT") {
 		t.Error("no hint chain written")
 	}

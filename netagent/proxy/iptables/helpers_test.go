@@ -88,7 +88,7 @@ func newBackend(t testing.TB, fake *iptablestest.Fake, cfg iptables.Config) *ipt
 	return b
 }
 
-func sync(t testing.TB, b *iptables.Backend, st *proxy.State, changed []proxy.ServicePortName) {
+func doSync(t testing.TB, b *iptables.Backend, st *proxy.State, changed []proxy.ServicePortName) {
 	t.Helper()
 	if err := b.Sync(context.Background(), st, changed); err != nil {
 		t.Fatal(err)

@@ -33,12 +33,12 @@ func TestPartialSync(t *testing.T) {
 	web := svcPort("ns", "web", "10.96.0.10", nil)
 	api := svcPort("ns", "api", "10.96.0.11", nil)
 	st := newState(svcWithEps{web, eps("10.244.0.2", "10.244.0.3", "10.244.0.4")}, svcWithEps{api, eps("10.244.0.5")})
-	sync(t, b, st, nil)
+	doSync(t, b, st, nil)
 	webChains := iptables.ChainsOf(web.Name)
 
 	t.Run("endpoint change rewrites only that Service's chains", func(t *testing.T) {
 		st.Endpoints[web.Name] = eps("10.244.0.2", "10.244.0.3")
-		sync(t, b, st, []proxy.ServicePortName{web.Name})
+		doSync(t, b, st, []proxy.ServicePortName{web.Name})
 		in := lastRestore(fake)
 		gone := iptables.EndpointChain(web.Name, "10.244.0.4:8080")
 		for _, want := range []string{":" + webChains.SVC + " - [0:0]", "-X " + gone} {
@@ -58,7 +58,7 @@ func TestPartialSync(t *testing.T) {
 
 	t.Run("losing every endpoint: REJECT, the dispatch rule left pointing to an empty chain", func(t *testing.T) {
 		st.Endpoints[web.Name] = nil
-		sync(t, b, st, []proxy.ServicePortName{web.Name})
+		doSync(t, b, st, []proxy.ServicePortName{web.Name})
 		in := lastRestore(fake)
 		if !strings.Contains(in, "*filter") || !strings.Contains(in, "has no endpoints") {
 			t.Errorf("the filter table was not rewritten with a REJECT:\n%s", in)
@@ -73,7 +73,7 @@ func TestPartialSync(t *testing.T) {
 
 	t.Run("endpoints back: the existing dispatch rule is reused, not duplicated", func(t *testing.T) {
 		st.Endpoints[web.Name] = eps("10.244.0.7")
-		sync(t, b, st, []proxy.ServicePortName{web.Name})
+		doSync(t, b, st, []proxy.ServicePortName{web.Name})
 		if n := strings.Count(fake.Save("nat"), "-A KUBE-SERVICES -d 10.96.0.10/32"); n != 1 {
 			t.Errorf("%d dispatch rules for 10.96.0.10, want 1", n)
 		}
@@ -86,7 +86,7 @@ func TestPartialSync(t *testing.T) {
 		web2 := *web
 		web2.Port = 81
 		st.Services[web.Name] = &web2
-		sync(t, b, st, []proxy.ServicePortName{web.Name})
+		doSync(t, b, st, []proxy.ServicePortName{web.Name})
 		if !strings.Contains(lastRestore(fake), "-D KUBE-SERVICES") {
 			t.Errorf("no -D:\n%s", lastRestore(fake))
 		}
@@ -104,11 +104,11 @@ func TestPartialSync(t *testing.T) {
 	t.Run("removed Service: rejected; the next full sync deletes its leftovers", func(t *testing.T) {
 		delete(st.Services, api.Name)
 		delete(st.Endpoints, api.Name)
-		sync(t, b, st, []proxy.ServicePortName{api.Name})
+		doSync(t, b, st, []proxy.ServicePortName{api.Name})
 		if got := trace(t, fake, env, toWeb("10.96.0.11")); !sameSpread(got, map[string]float64{"REJECT": 1}) {
 			t.Errorf("removed service:\n%s", formatSpread(got))
 		}
-		sync(t, b, st, nil)
+		doSync(t, b, st, nil)
 		nat := fake.Save("nat")
 		for _, gone := range []string{"10.96.0.11", iptables.ChainsOf(api.Name).SVC, iptables.EndpointChain(api.Name, "10.244.0.5:8080")} {
 			if strings.Contains(nat, gone) {
@@ -120,15 +120,15 @@ func TestPartialSync(t *testing.T) {
 	t.Run("NodePort removed and added back on another port", func(t *testing.T) {
 		np := svcPort("ns", "np", "10.96.0.12", func(sp *proxy.ServicePort) { sp.NodePort = 30001 })
 		st.Services[np.Name], st.Endpoints[np.Name] = np, eps("10.244.0.8")
-		sync(t, b, st, []proxy.ServicePortName{np.Name})
+		doSync(t, b, st, []proxy.ServicePortName{np.Name})
 		np2 := *np
 		np2.NodePort = 0
 		st.Services[np.Name] = &np2
-		sync(t, b, st, []proxy.ServicePortName{np.Name})
+		doSync(t, b, st, []proxy.ServicePortName{np.Name})
 		np3 := *np
 		np3.NodePort = 30002
 		st.Services[np.Name] = &np3
-		sync(t, b, st, []proxy.ServicePortName{np.Name})
+		doSync(t, b, st, []proxy.ServicePortName{np.Name})
 		old := iptablestest.Packet{Src: addr("192.168.77.2"), Dst: nodeIP, DPort: 30001, Proto: "tcp"}
 		if got := trace(t, fake, env, old); !sameSpread(got, map[string]float64{"ACCEPT 192.168.77.1:30001": 1}) {
 			t.Errorf("old NodePort still leads to the Service:\n%s", formatSpread(got))
@@ -143,8 +143,8 @@ func TestPartialSync(t *testing.T) {
 	t.Run("a full sync gives the same rules as the partial syncs did", func(t *testing.T) {
 		before := fake.Save("")
 		fresh := iptablestest.New(iptables.ModeNFT)
-		sync(t, newBackend(t, fresh, iptables.Config{}), st, nil)
-		sync(t, b, st, nil)
+		doSync(t, newBackend(t, fresh, iptables.Config{}), st, nil)
+		doSync(t, b, st, nil)
 		if got, want := fake.Save(""), fresh.Save(""); got != want {
 			t.Errorf("after a full sync over partial ones:\n%s\nfrom scratch:\n%s\n(before: %d bytes)", got, want, len(before))
 		}
@@ -156,13 +156,13 @@ func TestFailedSyncForcesFull(t *testing.T) {
 	b := newBackend(t, fake, iptables.Config{})
 	web := svcPort("ns", "web", "10.96.0.10", nil)
 	st := newState(svcWithEps{web, eps("10.244.0.2")})
-	sync(t, b, st, nil)
+	doSync(t, b, st, nil)
 	fake.FailNextRestore(errors.New("resource busy"))
 	st.Endpoints[web.Name] = eps("10.244.0.3")
 	if err := b.Sync(context.Background(), st, []proxy.ServicePortName{web.Name}); err == nil {
 		t.Fatal("a failed restore did not fail the sync")
 	}
-	sync(t, b, st, []proxy.ServicePortName{web.Name})
+	doSync(t, b, st, []proxy.ServicePortName{web.Name})
 	if in := lastRestore(fake); !strings.Contains(in, "*mangle") || !strings.Contains(in, ":KUBE-SERVICES") {
 		t.Errorf("the sync after a failure was not full:\n%s", in)
 	}
@@ -175,12 +175,12 @@ func TestRestartDeletesLeftoversAndKeepsJumpsUnique(t *testing.T) {
 	fake := iptablestest.New(iptables.ModeNFT)
 	web := svcPort("ns", "web", "10.96.0.10", nil)
 	api := svcPort("ns", "api", "10.96.0.11", nil)
-	sync(t, newBackend(t, fake, iptables.Config{}), newState(svcWithEps{web, eps("10.244.0.2")}, svcWithEps{api, eps("10.244.0.5")}), nil)
+	doSync(t, newBackend(t, fake, iptables.Config{}), newState(svcWithEps{web, eps("10.244.0.2")}, svcWithEps{api, eps("10.244.0.5")}), nil)
 
 	// A new agent process, with api deleted meanwhile.
 	b := newBackend(t, fake, iptables.Config{})
-	sync(t, b, newState(svcWithEps{web, eps("10.244.0.2")}), nil)
-	sync(t, b, newState(svcWithEps{web, eps("10.244.0.2")}), nil)
+	doSync(t, b, newState(svcWithEps{web, eps("10.244.0.2")}), nil)
+	doSync(t, b, newState(svcWithEps{web, eps("10.244.0.2")}), nil)
 	nat := fake.Save("nat")
 	if strings.Contains(nat, iptables.ChainsOf(api.Name).SVC) || strings.Contains(nat, "10.244.0.5") {
 		t.Errorf("the restarted backend kept the deleted Service's chains:\n%s", nat)
@@ -209,7 +209,7 @@ func TestCleanup(t *testing.T) {
 		t.Fatal(err)
 	}
 	web := svcPort("ns", "web", "10.96.0.10", func(sp *proxy.ServicePort) { sp.NodePort = 30080 })
-	sync(t, b, newState(svcWithEps{web, eps("10.244.0.2")}), nil)
+	doSync(t, b, newState(svcWithEps{web, eps("10.244.0.2")}), nil)
 	if err := b.Cleanup(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestSplitTransactions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := iptablestest.New(tc.mode)
 			b := newBackend(t, fake, iptables.Config{Mode: tc.mode, MaxChainsPerTransaction: tc.split})
-			sync(t, b, st, nil)
+			doSync(t, b, st, nil)
 			if n := strings.Count(lastRestore(fake), "*nat\n"); n != tc.natBlocks {
 				t.Errorf("%d nat transactions, want %d", n, tc.natBlocks)
 			}
@@ -271,7 +271,7 @@ func TestSaveReadsLikeTheSeeds(t *testing.T) {
 	for i := range e {
 		e[i].Port = 9090
 	}
-	sync(t, b, newState(svcWithEps{sp, e}), nil)
+	doSync(t, b, newState(svcWithEps{sp, e}), nil)
 	var lines []string
 	for _, l := range strings.Split(fake.Save(""), "\n") {
 		if strings.Contains(l, "data-channel") {
