@@ -258,6 +258,11 @@ func (b *Backend) fullSync(ctx context.Context, st *proxy.State) error {
 	}
 	p.blocks = append(p.blocks, filter)
 
+	// The per-service nat chains, each declared (created or flushed) just
+	// before its rules. All endpoint chains first, in one transaction and
+	// in descending name order; then the service chains, in transactions
+	// of about b.split chains in nft mode (see doc.go, "Why a full sync is
+	// split").
 	nat := p.newBlock("nat")
 	nat.declare(chainMarkMasq)
 	nat.declare(chainPostrouting)
@@ -265,26 +270,50 @@ func (b *Backend) fullSync(ctx context.Context, st *proxy.State) error {
 		nat.append(r)
 	}
 	newChains := map[string]bool{}
-	chainsInBlock := 0
+	var seps []chainRules
+	type svcChains struct {
+		key    string
+		chains []chainRules
+	}
+	var others []svcChains
 	for _, n := range names {
-		w := all[n]
-		if len(w.chains) == 0 {
-			continue
+		var mine []chainRules
+		for _, c := range all[n].rulesByChain {
+			newChains[c.name] = true
+			if strings.HasPrefix(c.name, prefixSEP) {
+				seps = append(seps, c)
+			} else {
+				mine = append(mine, c)
+			}
 		}
-		if b.split > 0 && chainsInBlock > 0 && chainsInBlock+len(w.chains) > b.split {
+		if len(mine) > 0 {
+			others = append(others, svcChains{key: mine[0].name, chains: mine})
+		}
+	}
+	slices.SortFunc(seps, func(x, y chainRules) int { return strings.Compare(y.name, x.name) })
+	for _, c := range seps {
+		nat.declareInline(c.name)
+		for _, r := range c.rules {
+			nat.append(r)
+		}
+	}
+	slices.SortFunc(others, func(x, y svcChains) int { return strings.Compare(y.key, x.key) })
+	chainsInBlock := 0
+	if b.split > 0 && len(others) > 0 {
+		nat = p.newBlock("nat")
+	}
+	for _, o := range others {
+		if b.split > 0 && chainsInBlock > 0 && chainsInBlock+len(o.chains) > b.split {
 			nat = p.newBlock("nat")
 			chainsInBlock = 0
 		}
-		for _, c := range w.rulesByChain {
-			nat.declare(c.name)
-			newChains[c.name] = true
-		}
-		for _, c := range w.rulesByChain {
+		for _, c := range o.chains {
+			nat.declareInline(c.name)
 			for _, r := range c.rules {
 				nat.append(r)
 			}
 		}
-		chainsInBlock += len(w.chains)
+		chainsInBlock += len(o.chains)
 	}
 
 	// The shared chains last, once every chain they jump to exists.

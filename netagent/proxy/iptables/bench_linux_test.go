@@ -136,6 +136,7 @@ func BenchmarkFullSync(b *testing.B) {
 				b.Fatal(err)
 			}
 			first := time.Since(start)
+			firstStats := be.LastStats()
 			b.ResetTimer()
 			for b.Loop() {
 				if err := be.Sync(context.Background(), st, nil); err != nil {
@@ -154,6 +155,8 @@ func BenchmarkFullSync(b *testing.B) {
 			rawEmpty := timeRestore(b, empty, mode, raw)
 			rawOver := timeRestore(b, empty, mode, raw)
 			b.ReportMetric(first.Seconds(), "first-sync-s")
+			b.ReportMetric(firstStats.Restore.Seconds(), "first-restore-s")
+			b.ReportMetric(stats.Restore.Seconds(), "restore-s")
 			b.ReportMetric(per.Seconds(), "sync-s")
 			b.ReportMetric(rawEmpty.Seconds(), "raw-empty-s")
 			b.ReportMetric(rawOver.Seconds(), "raw-over-s")

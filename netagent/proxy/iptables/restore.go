@@ -16,6 +16,10 @@ type block struct {
 
 func (b *block) declare(chain string) { b.decls = append(b.decls, chain) }
 
+// declareInline declares chain among the command lines, where it stands
+// (iptables-restore takes chain lines anywhere in a table block).
+func (b *block) declareInline(chain string) { b.lines = append(b.lines, ":"+chain+" - [0:0]") }
+
 func (b *block) add(op string, r rule) {
 	b.lines = append(b.lines, op+" "+r.chain+" "+r.spec())
 }

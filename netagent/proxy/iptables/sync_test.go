@@ -239,7 +239,7 @@ func TestSplitTransactions(t *testing.T) {
 		split     int
 		natBlocks int
 	}{
-		{"nft split by 10 chains", iptables.ModeNFT, 10, 11},
+		{"nft split by 10 chains", iptables.ModeNFT, 10, 5},
 		{"nft unsplit", iptables.ModeNFT, -1, 1},
 		{"legacy", iptables.ModeLegacy, 10, 1},
 	} {
