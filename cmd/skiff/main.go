@@ -1,15 +1,16 @@
 // Command skiff is Skiff's one binary: `skiff server` runs the control plane,
-// and the other verbs follow in later issues (agent, CLI, netexec).
+// and the kubectl-style verbs (get, apply, expose, scale, rollout, ...) talk
+// to it; agent and netexec follow in later issues.
 package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/skiff-dev/skiff/internal/cli"
+	"github.com/skiff-dev/skiff/kubectl"
 	"github.com/skiff-dev/skiff/server"
 )
 
@@ -18,7 +19,6 @@ func main() {
 	defer stop()
 	root := cli.NewRoot(cli.Runners{Server: server.Run}, os.Stdout)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		os.Exit(1)
+		os.Exit(kubectl.PrintError(os.Stderr, err))
 	}
 }
