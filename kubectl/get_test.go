@@ -40,6 +40,7 @@ func TestGetTables(t *testing.T) {
 	h.ok("apply", "-f", h.writeFile("svcs.yaml", twoServices))
 
 	t.Run("list with kubectl's columns", func(t *testing.T) {
+		h := h.with(t)
 		rows := checkColumns(t, h.ok("get", "services"), "NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE")
 		if len(rows) != 2 || rows[0][0] != "back" || rows[1][0] != "front" {
 			t.Fatalf("rows %q", rows)
@@ -52,12 +53,14 @@ func TestGetTables(t *testing.T) {
 		}
 	})
 	t.Run("short name, one name", func(t *testing.T) {
+		h := h.with(t)
 		rows := table(h.ok("get", "svc", "front"))
 		if len(rows) != 2 || rows[1][0] != "front" || rows[1][4] != "80/TCP" {
 			t.Fatalf("rows %q", rows)
 		}
 	})
 	t.Run("TYPE/NAME and several names", func(t *testing.T) {
+		h := h.with(t)
 		rows := table(h.ok("get", "service/front", "svc/back"))
 		if len(rows) != 3 || rows[1][0] != "front" || rows[2][0] != "back" {
 			t.Fatalf("rows %q", rows)
@@ -68,6 +71,7 @@ func TestGetTables(t *testing.T) {
 		}
 	})
 	t.Run("label selector", func(t *testing.T) {
+		h := h.with(t)
 		rows := table(h.ok("get", "svc", "-l", "tier=web"))
 		if len(rows) != 2 || rows[1][0] != "front" {
 			t.Fatalf("rows %q", rows)
@@ -78,12 +82,14 @@ func TestGetTables(t *testing.T) {
 		}
 	})
 	t.Run("field selector", func(t *testing.T) {
+		h := h.with(t)
 		rows := table(h.ok("get", "svc", "--field-selector", "metadata.name=back"))
 		if len(rows) != 2 || rows[1][0] != "back" {
 			t.Fatalf("rows %q", rows)
 		}
 	})
 	t.Run("no headers, show labels, label columns", func(t *testing.T) {
+		h := h.with(t)
 		out := h.ok("get", "svc", "front", "--no-headers", "--show-labels", "-L", "tier")
 		f := strings.Fields(out)
 		if f[0] != "front" || f[len(f)-2] != "web" || f[len(f)-1] != "app=front,tier=web" {
@@ -95,12 +101,14 @@ func TestGetTables(t *testing.T) {
 		}
 	})
 	t.Run("wide adds SELECTOR", func(t *testing.T) {
+		h := h.with(t)
 		rows := checkColumns(t, h.ok("get", "svc", "front", "-o", "wide"), "NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE", "SELECTOR")
 		if rows[0][6] != "app=front" {
 			t.Fatalf("selector %q", rows[0][6])
 		}
 	})
 	t.Run("all namespaces adds NAMESPACE", func(t *testing.T) {
+		h := h.with(t)
 		out := h.ok("get", "svc", "-A")
 		rows := checkColumns(t, out, "NAMESPACE", "NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE")
 		seen := map[string]bool{}
@@ -112,18 +120,21 @@ func TestGetTables(t *testing.T) {
 		}
 	})
 	t.Run("several types prefix names with the kind", func(t *testing.T) {
+		h := h.with(t)
 		out := h.ok("get", "svc,deploy")
 		if !strings.Contains(out, "service/front") || strings.Contains(out, "\n\n\n") {
 			t.Fatalf("out %q", out)
 		}
 	})
 	t.Run("sort by", func(t *testing.T) {
+		h := h.with(t)
 		rows := table(h.ok("get", "svc", "--sort-by=.spec.ports[0].port", "--no-headers"))
 		if rows[0][0] != "front" || rows[1][0] != "back" {
 			t.Fatalf("sorted %q", rows)
 		}
 	})
 	t.Run("not found", func(t *testing.T) {
+		h := h.with(t)
 		r := h.fails(1, `Error from server (NotFound): services "nope" not found`, "get", "svc", "nope")
 		if r.stdout != "" {
 			t.Fatalf("stdout %q", r.stdout)
@@ -139,12 +150,14 @@ func TestGetTables(t *testing.T) {
 		h.fails(1, `Error from server (NotFound): deployments.apps "x" not found`, "get", "deploy/x")
 	})
 	t.Run("empty", func(t *testing.T) {
+		h := h.with(t)
 		r := h.run("get", "pods")
 		if r.code != 0 || r.stdout != "" || r.stderr != "No resources found in "+h.ns+" namespace.\n" {
 			t.Fatalf("empty: %s", r)
 		}
 	})
 	t.Run("client-side errors", func(t *testing.T) {
+		h := h.with(t)
 		h.fails(1, `error: the server doesn't have a resource type "widgets"`, "get", "widgets")
 		h.fails(1, "You must specify the type of resource to get", "get")
 		h.fails(1, "error: unable to match a printer suitable for the output format \"toml\"", "get", "svc", "-o", "toml")
@@ -152,6 +165,7 @@ func TestGetTables(t *testing.T) {
 		h.fails(1, "error: unknown flag: --bogus", "get", "svc", "--bogus")
 	})
 	t.Run("cluster-scoped and short names", func(t *testing.T) {
+		h := h.with(t)
 		rows := checkColumns(t, h.ok("get", "no"), "NAME", "STATUS", "ROLES", "AGE", "VERSION")
 		if rows[0][0] != nodeName || rows[0][1] != "Ready" || rows[0][4] != "v1.31.0-skiff" {
 			t.Fatalf("nodes %q", rows)

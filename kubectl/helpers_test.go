@@ -463,3 +463,10 @@ func sliceFor(t *testing.T, h *harness, name, service string, port int32, addrs 
 	}
 	return s
 }
+
+// with is h for a subtest: failures stop the subtest.
+func (h *harness) with(t *testing.T) *harness {
+	c := *h
+	c.t = t
+	return &c
+}
