@@ -1140,7 +1140,12 @@ func smartLabel(s string) string {
 			b.WriteRune(unicode.ToUpper(r))
 			continue
 		}
-		if unicode.IsUpper(r) && (unicode.IsLower(runes[i-1]) || (i+1 < len(runes) && unicode.IsLower(runes[i+1]) && unicode.IsUpper(runes[i-1]))) {
+		// a new word: after a lower-case letter, or the last capital of an
+		// acronym followed by a word (IPAddress), but not by a plural s
+		// (podCIDRs)
+		pluralS := i+2 == len(runes) && runes[i+1] == 's'
+		if unicode.IsUpper(r) && (unicode.IsLower(runes[i-1]) ||
+			(i+1 < len(runes) && unicode.IsLower(runes[i+1]) && unicode.IsUpper(runes[i-1]) && !pluralS)) {
 			b.WriteByte(' ')
 		}
 		b.WriteRune(r)

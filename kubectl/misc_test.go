@@ -199,7 +199,7 @@ func TestDescribe(t *testing.T) {
 			t.Fatalf("describe node lacks %q:\n%s", want, out)
 		}
 	}
-	if !regexp.MustCompile(`(?m)^  `+h.ns+`\s+web-\S+\s+\S+$`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^  ` + h.ns + `\s+web-\S+\s+\S+$`).MatchString(out) {
 		t.Fatalf("describe node does not list the pods:\n%s", out)
 	}
 	out = h.ok("describe", "ns", h.ns)
