@@ -193,7 +193,8 @@ func start(t *testing.T, rt *Runtime, sb runtime.Sandbox, spec runtime.Container
 	if err != nil {
 		t.Fatalf("Start %s: %v", spec.Name, err)
 	}
-	killAtCleanup(t, st.Pid)
+	ticks := mustTicks(t, rt, st.ID)
+	t.Cleanup(func() { killIfSame(st.Pid, ticks) })
 	return st
 }
 
@@ -205,12 +206,14 @@ func killAtCleanup(t *testing.T, pid int) {
 	if err != nil {
 		t.Fatalf("stat of pid %d: %v", pid, err)
 	}
-	t.Cleanup(func() {
-		if alive(pid, ps.startTicks) {
-			_ = unix.Kill(-pid, syscall.SIGKILL)
-			_ = unix.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	t.Cleanup(func() { killIfSame(pid, ps.startTicks) })
+}
+
+func killIfSame(pid int, ticks uint64) {
+	if alive(pid, ticks) {
+		_ = unix.Kill(-pid, syscall.SIGKILL)
+		_ = unix.Kill(pid, syscall.SIGKILL)
+	}
 }
 
 // eventually polls cond every 20 ms until it holds or timeout passes.
