@@ -445,3 +445,25 @@ func TestPIDReuseGuard(t *testing.T) {
 		t.Errorf("state file does not record the unknown exit: %s", b)
 	}
 }
+
+// TestHostNetwork: without a NetNSPath the container stays in the agent's
+// network namespace and keeps the node's host name (hostNetwork), but still
+// gets the pod's resolv.conf. It sends no traffic.
+func TestHostNetwork(t *testing.T) {
+	requireRoot(t)
+	const resolv = "nameserver 10.250.9.9\n"
+	sb := newSandbox(t, "hostnet", "", resolv, "")
+	rt := newRuntime(t, t.TempDir())
+	st := start(t, rt, sb, runtime.ContainerSpec{Name: "print", Command: []string{testBinary(t), "print"}})
+	got := waitExited(t, rt, st.ID)
+	logText := readFile(t, got.LogPath)
+	var p printed
+	if err := json.Unmarshal([]byte(strings.SplitN(logText, "\n", 2)[0]), &p); err != nil {
+		t.Fatalf("log %q: %v", logText, err)
+	}
+	self, _ := os.Readlink("/proc/self/ns/net")
+	host, _ := os.Hostname()
+	if p.NetNS != self || p.Hostname != host || p.ResolvConf != resolv {
+		t.Fatalf("hostNetwork container saw netns %s host %q resolv %q; want %s %q %q", p.NetNS, p.Hostname, p.ResolvConf, self, host, resolv)
+	}
+}

@@ -124,9 +124,10 @@ func (r *Runtime) Name() string { return "process" }
 // sb.ResolvConf and sb.Hosts cover /etc/resolv.conf and /etc/hosts, the pod
 // name as host name, c.Env as its whole environment (plus a default PATH if
 // it sets none), c.WorkingDir (default /) and stdout and stderr appended to
-// <sb.LogDir>/<c.Name>/<id>.log. An empty sb.NetNSPath means the host's
-// network namespace (hostNetwork); an empty ResolvConf or Hosts leaves that
-// file alone. Start returns once the command has been exec'ed, or with the
+// <sb.LogDir>/<c.Name>/<id>.log (default LogDir:
+// <StateDir>/logs/<pod UID>). An empty sb.NetNSPath means the host's
+// network namespace and host name (hostNetwork); an empty ResolvConf or
+// Hosts leaves that file alone. Start returns once the command has been exec'ed, or with the
 // reason it could not be (no such command, no such netns, ...).
 func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.ContainerSpec) (runtime.ContainerStatus, error) {
 	if len(c.Command) == 0 {
@@ -159,9 +160,12 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 		netns:      sb.NetNSPath,
 		resolvConf: sb.ResolvConf,
 		hosts:      sb.Hosts,
-		hostname:   podHostname(sb.Name),
 		workdir:    c.WorkingDir,
 		syncFD:     syncFD,
+	}
+	if sb.NetNSPath != "" {
+		// A hostNetwork pod keeps the node's name, as in Kubernetes.
+		opts.hostname = podHostname(sb.Name)
 	}
 	cmd := exec.Command(r.cfg.HelperPath, opts.args(argv)...)
 	cmd.Env = env
