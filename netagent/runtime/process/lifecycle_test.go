@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -466,4 +468,50 @@ func TestHostNetwork(t *testing.T) {
 	if p.NetNS != self || p.Hostname != host || p.ResolvConf != resolv {
 		t.Fatalf("hostNetwork container saw netns %s host %q resolv %q; want %s %q %q", p.NetNS, p.Hostname, p.ResolvConf, self, host, resolv)
 	}
+}
+
+// TestWaitingHoldsNoThreads: the runtime waits for its children through
+// pidfds in the netpoller, not with one blocked thread each.
+func TestWaitingHoldsNoThreads(t *testing.T) {
+	requireRoot(t)
+	_, podNS := newNetNS(t)
+	rt := newRuntime(t, t.TempDir())
+	sb := newSandbox(t, "threads", podNS, "", "")
+	before := threads(t)
+	const n = 30
+	var ids []string
+	for i := range n {
+		st := start(t, rt, sb, runtime.ContainerSpec{Name: fmt.Sprintf("sleep%d", i), Command: []string{"sleep", "60"}})
+		ids = append(ids, st.ID)
+	}
+	time.Sleep(100 * time.Millisecond)
+	after := threads(t)
+	t.Logf("threads: %d before, %d with %d running containers", before, after, n)
+	if after-before >= n/2 {
+		t.Errorf("%d running containers added %d threads", n, after-before)
+	}
+	for _, id := range ids {
+		if err := rt.Stop(context.Background(), id, 0); err != nil {
+			t.Fatal(err)
+		}
+		// Grace 0 still sends SIGTERM first, which sleep dies of.
+		if st, _ := rt.Status(context.Background(), id); st.State != runtime.StateExited || st.ExitCode != 143 {
+			t.Errorf("%s: %s %d after Stop, want exited 143 (reaped exactly)", id, st.State, st.ExitCode)
+		}
+	}
+}
+
+func threads(t *testing.T) int {
+	t.Helper()
+	for l := range strings.Lines(readFile(t, "/proc/self/status")) {
+		if v, ok := strings.CutPrefix(l, "Threads:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no Threads: line")
+	return 0
 }

@@ -253,8 +253,14 @@ func (r *Runtime) startHelper(ctx context.Context, cmd *exec.Cmd) error {
 
 // reap waits for a process this Runtime started and records its exit.
 func (r *Runtime) reap(c *container) {
-	_ = c.cmd.Wait()
-	code := exitStatus(c.cmd.ProcessState)
+	code, err := waitPidfd(c.cmd.Process.Pid)
+	if err == nil {
+		_ = c.cmd.Process.Release()
+	} else {
+		// No pollable pidfd: block a thread in wait(2) instead.
+		_ = c.cmd.Wait()
+		code = exitStatus(c.cmd.ProcessState)
+	}
 	r.mu.Lock()
 	if !c.removed {
 		r.markExitedLocked(c, code, false)
