@@ -149,17 +149,19 @@ func TestStartFailures(t *testing.T) {
 	if l, _ := rt.List(context.Background()); len(l) != 0 {
 		t.Errorf("failed starts left containers: %+v", l)
 	}
-	if ents, _ := os.ReadDir(stateDir); len(ents) != 0 {
-		var names []string
-		for _, e := range ents {
-			names = append(names, e.Name())
+	// No state files, and no log files of containers that never ran.
+	filepath.WalkDir(stateDir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			t.Errorf("failed starts left %s", path)
 		}
-		// Only the default log dir may exist (the runtime made it for a
-		// sandbox without LogDir).
-		if !slices.Equal(names, []string{"logs"}) {
-			t.Errorf("failed starts left state files: %q", names)
+		return nil
+	})
+	filepath.WalkDir(sb.LogDir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			t.Errorf("failed starts left %s", path)
 		}
-	}
+		return nil
+	})
 }
 
 // TestStopHonoursGrace: a process that traps SIGTERM and exits 200 ms later
@@ -267,6 +269,9 @@ func TestRemove(t *testing.T) {
 	if err := rt.Remove(context.Background(), st.ID); err != nil {
 		t.Errorf("second Remove: %v", err)
 	}
+	if _, err := os.Stat(filepath.Dir(st.LogPath)); !os.IsNotExist(err) {
+		t.Errorf("the container's log dir is still there (%v)", err)
+	}
 	if err := rt.Stop(context.Background(), st.ID, time.Second); !errors.Is(err, runtime.ErrNotFound) {
 		t.Errorf("Stop of a removed container: %v", err)
 	}
@@ -274,6 +279,21 @@ func TestRemove(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if _, err := os.Stat(filepath.Join(stateDir, st.ID+".json")); !os.IsNotExist(err) {
 		t.Errorf("state file came back: %v", err)
+	}
+
+	// Without a LogDir the logs go under the state dir, and go with the
+	// last container of the pod.
+	nolog := runtime.Sandbox{PodUID: "uid-nolog", Name: "nolog", NetNSPath: podNS}
+	st = start(t, rt, nolog, runtime.ContainerSpec{Name: "true", Command: []string{"true"}})
+	if want := filepath.Join(stateDir, "logs", "uid-nolog", "true", st.ID+".log"); st.LogPath != want {
+		t.Errorf("default LogPath %s, want %s", st.LogPath, want)
+	}
+	waitExited(t, rt, st.ID)
+	if err := rt.Remove(context.Background(), st.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(stateDir, "logs", "uid-nolog")); !os.IsNotExist(err) {
+		t.Errorf("default pod log dir left behind (%v)", err)
 	}
 }
 

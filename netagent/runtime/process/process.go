@@ -175,6 +175,10 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 	// Pdeathsig: pods outlive the agent.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := r.startHelper(ctx, cmd); err != nil {
+		// The error says what the log would; leave no file of a container
+		// that never ran.
+		os.Remove(logPath)
+		os.Remove(filepath.Dir(logPath)) // only if empty
 		return runtime.ContainerStatus{}, fmt.Errorf("runtime/process: start %s/%s: %w", sb.Name, c.Name, err)
 	}
 	pid := cmd.Process.Pid
@@ -442,7 +446,12 @@ func (r *Runtime) Remove(ctx context.Context, id string) error {
 	if err := os.Remove(c.rec.LogPath); err != nil && !os.IsNotExist(err) {
 		return fmt.Errorf("runtime/process: remove %s: log: %w", id, err)
 	}
-	_ = os.Remove(filepath.Dir(c.rec.LogPath)) // only if empty
+	// The container's log dir, and the pod's if it is the runtime's own
+	// default, go when empty; a LogDir the caller gave stays.
+	dir := filepath.Dir(c.rec.LogPath)
+	if os.Remove(dir) == nil && filepath.Dir(filepath.Dir(dir)) == filepath.Join(r.cfg.StateDir, "logs") {
+		_ = os.Remove(filepath.Dir(dir))
+	}
 	return nil
 }
 
