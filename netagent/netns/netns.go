@@ -146,6 +146,21 @@ func (m *Manager) Live(name string) (bool, error) {
 	return IsNetNS(m.Path(name))
 }
 
+// Exists reports whether the file name exists (live or stale).
+func (m *Manager) Exists(name string) (bool, error) {
+	if !ValidName(name) {
+		return false, fmt.Errorf("%w: %q", ErrInvalidName, name)
+	}
+	_, err := os.Lstat(m.Path(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("netns: %w", err)
+	}
+	return true, nil
+}
+
 // IsNetNS reports whether path is a network namespace file (a bind mount
 // of one, or a /proc/<pid>/ns/net link). A missing path is (false, nil).
 func IsNetNS(path string) (bool, error) {
