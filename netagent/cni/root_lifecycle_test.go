@@ -181,7 +181,7 @@ func TestDelPodReleasesIP(t *testing.T) {
 
 func TestDelPodIdempotentLeftovers(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
+		name   string
 		break_ func(t *testing.T, tn *testNode, uid string)
 	}{
 		{"netns missing", func(t *testing.T, tn *testNode, uid string) {
