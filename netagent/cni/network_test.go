@@ -322,7 +322,7 @@ func TestAddPodAdoptsExisting(t *testing.T) {
 
 func TestAddPodRedoesLeftovers(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
+		name   string
 		break_ func(*fakeNode)
 	}{
 		{"stale namespace (reboot)", func(f *fakeNode) { f.nss.MakeStale("skiff-p") }},

@@ -180,6 +180,7 @@ func TestDelPodReleasesIP(t *testing.T) {
 }
 
 func TestDelPodIdempotentLeftovers(t *testing.T) {
+	requireNodeTools(t)
 	for _, tc := range []struct {
 		name   string
 		break_ func(t *testing.T, tn *testNode, uid string)
