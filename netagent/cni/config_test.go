@@ -207,3 +207,30 @@ func TestKeyedMutex(t *testing.T) {
 		t.Errorf("%d keys left in the map", k.size())
 	}
 }
+
+func TestProcSysctlNames(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		key  string
+		ok   bool
+	}{
+		{"plain", "kernel/ostype", true},
+		{"empty", "", false},
+		{"escape", "../etc/passwd", false},
+		{"double slash", "net//ipv4", false},
+		{"absolute", "/kernel/ostype", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := ProcSysctl{}.Get(tc.key)
+			if tc.ok && (err != nil || v != "Linux") {
+				t.Errorf("Get(%q) = %q, %v; want Linux", tc.key, v, err)
+			}
+			if !tc.ok && err == nil {
+				t.Errorf("Get(%q) succeeded", tc.key)
+			}
+		})
+	}
+	if err := (ProcSysctl{}).Set("../x", "1"); err == nil {
+		t.Error("Set(../x) succeeded")
+	}
+}
