@@ -10,7 +10,14 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
-require golang.org/x/net v0.59.0 // indirect
+require (
+	github.com/containernetworking/cni v1.3.1 // indirect
+	github.com/vishvananda/netlink v1.3.1 // indirect
+	github.com/vishvananda/netns v0.0.5 // indirect
+	go.opentelemetry.io/otel v1.29.0 // indirect
+	go.opentelemetry.io/otel/trace v1.29.0 // indirect
+	golang.org/x/net v0.59.0 // indirect
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -24,7 +31,7 @@ require (
 	github.com/spf13/pflag v1.0.10 // indirect
 	go.etcd.io/bbolt v1.5.0
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
-	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/sys v0.48.0
 	google.golang.org/protobuf v1.36.12 // indirect
 	sigs.k8s.io/json v0.0.0-20260909141634-11ed52e25bc5
 )
