@@ -29,6 +29,8 @@ var hiddenAnnotations = []string{
 // timeFormat is how describe prints timestamps (time.RFC1123Z).
 const timeFormat = time.RFC1123Z
 
+var errNoResourceToDescribe = usageError("You must specify the type of resource to describe. Use \"skiff api-resources\" for a complete list of supported resources.")
+
 type describeOptions struct {
 	selector      string
 	allNamespaces bool
@@ -47,6 +49,9 @@ object exactly describes every object whose name starts with it.`,
   skiff describe deploy/compute-node
   skiff describe pods -l app=web`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errNoResourceToDescribe
+			}
 			s, err := g.connect(cmd)
 			if err != nil {
 				return err
@@ -63,7 +68,7 @@ object exactly describes every object whose name starts with it.`,
 
 func (o *describeOptions) run(ctx context.Context, s *session, args []string) error {
 	if len(args) == 0 {
-		return usageError("you must specify the type of resource to describe. Use \"skiff api-resources\" for a complete list of supported resources.")
+		return errNoResourceToDescribe
 	}
 	targets, err := s.parseTargets(args, false)
 	if err != nil {

@@ -51,6 +51,9 @@ them; otherwise the client prints kubectl's columns itself.`,
   skiff get deploy/web -o jsonpath='{.status.readyReplicas}'
   skiff get pods -w`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errNoResourceToGet
+			}
 			s, err := g.connect(cmd)
 			if err != nil {
 				return err
@@ -74,6 +77,8 @@ them; otherwise the client prints kubectl's columns itself.`,
 	return cmd
 }
 
+var errNoResourceToGet = &ExitError{Code: 1, Msg: "You must specify the type of resource to get. Use \"skiff api-resources\" for a complete list of supported resources.\n\nerror: Required resource not specified."}
+
 // fetched is the answer for one target: rows (table output) or objects.
 type fetched struct {
 	t       target
@@ -86,7 +91,7 @@ type fetched struct {
 
 func (o *getOptions) run(ctx context.Context, s *session, args []string) error {
 	if len(args) == 0 {
-		return &ExitError{Code: 1, Msg: "You must specify the type of resource to get. Use \"skiff api-resources\" for a complete list of supported resources.\n\nerror: Required resource not specified."}
+		return errNoResourceToGet
 	}
 	f, err := parseOutput(o.output)
 	if err != nil {
@@ -111,8 +116,8 @@ func (o *getOptions) run(ctx context.Context, s *session, args []string) error {
 			return usageError("watch is only supported on individual resources and resource collections, but %d resources were found", n)
 		}
 	}
-	if o.allNamespaces && len(targets) == 1 && len(targets[0].names) > 0 {
-		o.allNamespaces = false // a name picks one namespace, as kubectl does
+	if o.allNamespaces && anyNames(targets) {
+		return usageError("a resource cannot be retrieved by name across all namespaces")
 	}
 
 	var results []*fetched

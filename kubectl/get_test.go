@@ -163,6 +163,7 @@ func TestGetTables(t *testing.T) {
 		h.fails(1, "error: unable to match a printer suitable for the output format \"toml\"", "get", "svc", "-o", "toml")
 		h.fails(1, "error: there is no need to specify a resource type as a separate argument", "get", "svc", "svc/front")
 		h.fails(1, "error: unknown flag: --bogus", "get", "svc", "--bogus")
+		h.fails(1, "error: a resource cannot be retrieved by name across all namespaces", "get", "svc", "front", "-A")
 	})
 	t.Run("cluster-scoped and short names", func(t *testing.T) {
 		h := h.with(t)
