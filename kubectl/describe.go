@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -1157,5 +1156,3 @@ func smartLabel(s string) string {
 	}
 	return b.String()
 }
-
-var _ io.Writer = (*bytes.Buffer)(nil)

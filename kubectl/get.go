@@ -153,7 +153,7 @@ func (o *getOptions) run(ctx context.Context, s *session, args []string) error {
 			fmt.Fprintln(s.env.ErrOut, noResourcesText(s, targets, o.allNamespaces))
 		}
 	}
-	if watching {
+	if watching && !failed {
 		return o.watchLoop(ctx, s, f, results[0], w, printed)
 	}
 	if failed {

@@ -320,4 +320,5 @@ func TestGetWatch(t *testing.T) {
 		t.Fatalf("watch of one name saw another: %q", out2.String())
 	}
 	h.fails(1, "watch is only supported on individual resources", "get", "svc", "a", "b", "-w")
+	h.fails(1, `Error from server (NotFound): services "gone" not found`, "get", "svc", "gone", "-w")
 }

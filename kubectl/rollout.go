@@ -19,7 +19,6 @@ import (
 const (
 	annotationRevisionHistory = "skiff.dev/revision-history"
 	annotationRollbackTo      = "skiff.dev/rollback-to-revision"
-	annotationRevision        = "deployment.kubernetes.io/revision"
 	annotationRestartedAt     = "kubectl.kubernetes.io/restartedAt"
 	// reasonProgressDeadline is the Progressing reason of a stuck rollout.
 	reasonProgressDeadline = "ProgressDeadlineExceeded"
