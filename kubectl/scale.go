@@ -91,16 +91,24 @@ func (o *scaleOptions) scaleOne(ctx context.Context, s *session, info *api.Resou
 	if err != nil {
 		return err
 	}
-	var sc api.Scale
-	if err := s.c.Do(ctx, "GET", p, nil, &sc); err != nil {
-		return err
+	// Read, check the precondition, write with the read resourceVersion;
+	// a conflict (a controller wrote the object meanwhile) retries, as
+	// kubectl's scaler does, unless the user pinned --resource-version.
+	for attempt := 0; ; attempt++ {
+		var sc api.Scale
+		if err := s.c.Do(ctx, "GET", p, nil, &sc); err != nil {
+			return err
+		}
+		if o.currentReplicas >= 0 && int(sc.Spec.Replicas) != o.currentReplicas {
+			return fmt.Errorf("Expected replicas to be %d, was %d", o.currentReplicas, sc.Spec.Replicas)
+		}
+		if o.resourceVersion != "" {
+			sc.ResourceVersion = o.resourceVersion
+		}
+		sc.Spec.Replicas = int32(o.replicas)
+		err := s.c.Do(ctx, "PUT", p, &sc, nil)
+		if err == nil || !client.IsConflict(err) || o.resourceVersion != "" || attempt >= 4 {
+			return err
+		}
 	}
-	if o.currentReplicas >= 0 && int(sc.Spec.Replicas) != o.currentReplicas {
-		return fmt.Errorf("Expected replicas to be %d, was %d", o.currentReplicas, sc.Spec.Replicas)
-	}
-	if o.resourceVersion != "" {
-		sc.ResourceVersion = o.resourceVersion
-	}
-	sc.Spec.Replicas = int32(o.replicas)
-	return s.c.Do(ctx, "PUT", p, &sc, nil)
 }
