@@ -143,6 +143,7 @@ func newHarness(t *testing.T) *harness {
 	if err := c.Create(ctx, resNS, "", &api.Namespace{ObjectMeta: api.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatalf("create namespace: %v", err)
 	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), resNS, "", ns, client.DeleteOptions{}) })
 	h := &harness{t: t, c: c, ns: ns, env: map[string]string{}}
 	h.kubeconfig = h.writeKubeconfig(ns)
 	h.env["KUBECONFIG"] = h.kubeconfig
