@@ -10,7 +10,17 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
-require golang.org/x/net v0.59.0 // indirect
+require (
+	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/google/nftables v0.3.0 // indirect
+	github.com/mdlayher/netlink v1.11.2 // indirect
+	github.com/mdlayher/socket v0.6.1 // indirect
+	github.com/vishvananda/netlink v1.3.1 // indirect
+	github.com/vishvananda/netns v0.0.5 // indirect
+	golang.org/x/net v0.59.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	sigs.k8s.io/knftables v0.0.22 // indirect
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
