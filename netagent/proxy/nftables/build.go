@@ -149,12 +149,13 @@ type fragment struct {
 	setOf  map[string]*Set        // shared set specs by name, for elems
 }
 
-// group is one endpoint group: its slot in the endpoint maps and its
+// group is one endpoint group: its slot in the endpoint maps (when it has
+// one: groups with session affinity use endpoint chains instead) and its
 // endpoints in key order.
 type group struct {
+	hasSlot   bool
 	slot      uint32
 	endpoints []netip.AddrPort
-	affinity  *Set // nil without session affinity
 }
 
 func (g *group) shard() int      { return int(g.slot % endpointShards) }
@@ -380,40 +381,63 @@ func (b *builder) fragment(sp *proxy.ServicePort, allEps []proxy.Endpoint, old *
 		return []Rule{R(MatchAddr{Prefix: netip.PrefixFrom(clusterIP, clusterIP.BitLen())}, MatchDport{Proto: proto, Port: port},
 			MatchAddr{Src: true, Not: true, Prefix: b.g.clusterCIDR}, Jump(markMasqChain))}
 	}
-	policy := func(key, chain, affinityPrefix string, eps []proxy.Endpoint) {
+	endpointChains := map[netip.AddrPort]bool{}
+	policy := func(key, chain string, eps []proxy.Endpoint) {
 		var oldGroup *group
 		if old != nil {
 			oldGroup = old.groups[key]
 		}
-		g := b.group(eps, oldGroup)
+		affinity := sp.AffinityTimeout > 0
+		g := b.group(eps, oldGroup, !affinity)
 		fr.groups[key] = g
 		for _, ep := range g.endpoints {
 			fr.addrs[ep.Addr()] = true
 		}
-		fr.elems[g.mapName()] = append(fr.elems[g.mapName()], g.elements(f)...)
 		c := &Chain{Name: chain, Rules: masqRule(chain)}
 		n := uint32(len(g.endpoints))
-		if sp.AffinityTimeout > 0 {
-			timeout := sp.AffinityTimeout
-			if timeout < 1e9 {
-				timeout = 1e9
+		if !affinity {
+			fr.elems[g.mapName()] = append(fr.elems[g.mapName()], g.elements(f)...)
+			c.Rules = append(c.Rules, R(DNATRandom{Proto: proto, Map: g.mapName(), Mod: n, Offset: g.offset()}))
+			fr.chains = append(fr.chains, c)
+			return
+		}
+		// Session affinity, as kube-proxy does it: one chain and one
+		// dynamic set of client addresses per endpoint. A client in an
+		// endpoint's set goes back to it; others pick one at random, and
+		// the endpoint's chain records them.
+		timeout := max(sp.AffinityTimeout.Truncate(1e9), 1e9)
+		epChain := func(ep netip.AddrPort) string {
+			return endpointChainPrefix + servicePortEndpointChainNameBase(sp.Name, proto, ep)
+		}
+		affSet := func(ep netip.AddrPort) string {
+			return affinitySetPrefix + servicePortEndpointChainNameBase(sp.Name, proto, ep)
+		}
+		for _, ep := range g.endpoints {
+			if !endpointChains[ep] {
+				endpointChains[ep] = true
+				set := &Set{Name: affSet(ep), Key: []DataType{f.addrType()}, Timeout: timeout}
+				fr.sets = append(fr.sets, set)
+				fr.chains = append(fr.chains, &Chain{Name: epChain(ep), Rules: []Rule{
+					R(UpdateSaddr{Set: set.Name}),
+					R(DNATTo{Proto: proto, Endpoint: ep}),
+				}})
 			}
-			g.affinity = &Set{Name: affinityPrefix + base, Key: []DataType{f.addrType()},
-				Value: []DataType{f.addrType(), TypeInetService}, Timeout: timeout.Truncate(1e9)}
-			fr.sets = append(fr.sets, g.affinity)
-			c.Rules = append(c.Rules,
-				R(DNATAffinity{Affinity: g.affinity.Name}),
-				R(DNATAffinityPick{Affinity: g.affinity.Name, Map: g.mapName(), Mod: n, Offset: g.offset()}))
-		} else {
-			c.Rules = append(c.Rules, R(DNATRandom{Map: g.mapName(), Mod: n, Offset: g.offset()}))
+			c.Rules = append(c.Rules, R(MatchSet{Fields: []KeyField{FieldSaddr}, Set: affSet(ep)}, Goto(epChain(ep))))
+		}
+		for i, ep := range g.endpoints {
+			if uint32(i) < n-1 {
+				c.Rules = append(c.Rules, R(MatchNumgen{Mod: n - uint32(i), Value: 0}, Goto(epChain(ep))))
+			} else {
+				c.Rules = append(c.Rules, R(Goto(epChain(ep))))
+			}
 		}
 		fr.chains = append(fr.chains, c)
 	}
 	if usesClusterChain {
-		policy("cluster", clusterChain, affinityMapPrefix, clusterEps)
+		policy("cluster", clusterChain, clusterEps)
 	}
 	if usesLocalChain {
-		policy("local", localChain, localAffinityMapPrefix, localEps)
+		policy("local", localChain, localEps)
 	}
 	for name := range fr.elems {
 		slices.SortFunc(fr.elems[name], func(a, b Element) int { return cmp.Compare(a.KeyString(), b.KeyString()) })
@@ -424,7 +448,7 @@ func (b *builder) fragment(sp *proxy.ServicePort, allEps []proxy.Endpoint, old *
 // group orders a group's endpoints, keeping every endpoint that stays at the
 // index it had (so that a change rewrites as few map elements as possible),
 // and reuses the old group's slot.
-func (b *builder) group(eps []proxy.Endpoint, old *group) *group {
+func (b *builder) group(eps []proxy.Endpoint, old *group, needSlot bool) *group {
 	want := make([]netip.AddrPort, 0, len(eps))
 	seen := map[netip.AddrPort]bool{}
 	for _, ep := range eps {
@@ -442,10 +466,12 @@ func (b *builder) group(eps []proxy.Endpoint, old *group) *group {
 			seen[ap] = true
 		}
 	}
-	g := &group{endpoints: make([]netip.AddrPort, len(want))}
-	if old != nil {
+	g := &group{endpoints: make([]netip.AddrPort, len(want)), hasSlot: needSlot}
+	switch {
+	case !needSlot:
+	case old != nil && old.hasSlot:
 		g.slot = old.slot
-	} else {
+	default:
 		g.slot = b.slots.get()
 		b.allocated = append(b.allocated, g.slot)
 	}

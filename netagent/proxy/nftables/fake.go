@@ -246,16 +246,13 @@ func (t *fakeTable) checkRule(r Rule) error {
 			if x.Mod == 0 {
 				return fmt.Errorf("numgen mod 0: %w", ErrFakeInvalid)
 			}
-		case DNATAffinityPick:
-			if err := checkEndpointMap(t.sets[x.Map].spec); err != nil {
-				return err
+		case UpdateSaddr:
+			if t.sets[x.Set].spec.Timeout <= 0 || len(t.sets[x.Set].spec.Key) != 1 {
+				return fmt.Errorf("update @%s: not a dynamic set of addresses: %w", x.Set, ErrFakeInvalid)
 			}
-			if err := checkAffinityMap(t.sets[x.Affinity].spec); err != nil {
-				return err
-			}
-		case DNATAffinity:
-			if err := checkAffinityMap(t.sets[x.Affinity].spec); err != nil {
-				return err
+		case MatchNumgen:
+			if x.Mod == 0 || x.Value >= x.Mod {
+				return fmt.Errorf("numgen mod %d == %d: %w", x.Mod, x.Value, ErrFakeInvalid)
 			}
 		}
 	}
@@ -265,13 +262,6 @@ func (t *fakeTable) checkRule(r Rule) error {
 func checkEndpointMap(s *Set) error {
 	if len(s.Key) != 1 || s.Key[0] != TypeInteger || len(s.Value) != 2 || s.Value[1] != TypeInetService {
 		return fmt.Errorf("@%s is not an endpoint map: %w", s.Name, ErrFakeInvalid)
-	}
-	return nil
-}
-
-func checkAffinityMap(s *Set) error {
-	if len(s.Key) != 1 || len(s.Value) != 2 || s.Timeout <= 0 {
-		return fmt.Errorf("@%s is not an affinity map: %w", s.Name, ErrFakeInvalid)
 	}
 	return nil
 }
@@ -380,7 +370,7 @@ func (t *fakeTable) validateChain(c *Chain, base *BaseChain, depth int) error {
 	for _, r := range c.Rules {
 		for _, e := range r.Exprs {
 			switch e.(type) {
-			case DNATRandom, DNATAffinity, DNATAffinityPick:
+			case DNATRandom, DNATTo:
 				if base.Type != "nat" || (base.Hook != "prerouting" && base.Hook != "output") {
 					return fmt.Errorf("dnat in chain %s reached from a %s %s chain: %w", c.Name, base.Type, base.Hook, ErrFakeHook)
 				}
@@ -430,25 +420,6 @@ func (f *Fake) List(_ context.Context, family Family, table string) ([]string, [
 		sets = append(sets, SetInfo{Name: n, Set: t.sets[n].spec})
 	}
 	return chains, sets, nil
-}
-
-// ListElements returns a set's elements, sorted by key.
-func (f *Fake) ListElements(_ context.Context, family Family, table string, set *Set) ([]Element, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	t := f.tables[fakeTableKey{family, table}]
-	if t == nil {
-		return nil, ErrNoTable
-	}
-	s := t.sets[set.Name]
-	if s == nil {
-		return nil, fmt.Errorf("set %s: %w", set.Name, ErrFakeNotFound)
-	}
-	var out []Element
-	for _, k := range slices.Sorted(maps.Keys(s.elems)) {
-		out = append(out, s.elems[k])
-	}
-	return out, nil
 }
 
 // HasTable reports whether the table exists.

@@ -514,36 +514,40 @@ func (Masquerade) render(Family) string { return "masquerade fully-random" }
 // DNATRandom picks one of Mod endpoints at random: the endpoint with key
 // Offset+i (i = numgen random mod Mod) in the endpoint map Map.
 type DNATRandom struct {
+	Proto       Proto
 	Map         string
 	Mod, Offset uint32
 }
 
 func (d DNATRandom) render(f Family) string {
-	return fmt.Sprintf("dnat %s addr . port to numgen random mod %d offset %d map @%s", f, d.Mod, d.Offset, d.Map)
+	return fmt.Sprintf("meta l4proto %s dnat %s addr . port to numgen random mod %d offset %d map @%s", d.Proto, f, d.Mod, d.Offset, d.Map)
 }
 
-// DNATAffinity sends a client that has an entry in the affinity map to the
-// endpoint recorded there, and refreshes the entry's timeout. Without an
-// entry the rule does not match.
-type DNATAffinity struct {
-	Affinity string
+// MatchNumgen matches when a fresh random number mod Mod equals Value
+// ("numgen random mod 3 == 0").
+type MatchNumgen struct{ Mod, Value uint32 }
+
+func (m MatchNumgen) render(Family) string {
+	return fmt.Sprintf("numgen random mod %d == %d", m.Mod, m.Value)
 }
 
-func (d DNATAffinity) render(f Family) string {
-	return fmt.Sprintf("update @%[2]s { %[1]s saddr : %[1]s saddr map @%[2]s } dnat %[1]s addr . port to %[1]s saddr map @%[2]s", f, d.Affinity)
+// UpdateSaddr adds the source address to a dynamic set, or refreshes its
+// timeout ("update @set { ip saddr }").
+type UpdateSaddr struct{ Set string }
+
+func (u UpdateSaddr) render(f Family) string {
+	return fmt.Sprintf("update @%s { %s saddr }", u.Set, f)
 }
 
-// DNATAffinityPick is DNATRandom that also records the pick in the
-// affinity map under the client's address.
-type DNATAffinityPick struct {
-	Affinity    string
-	Map         string
-	Mod, Offset uint32
+// DNATTo sends the packet to one endpoint
+// ("meta l4proto tcp dnat ip to 10.244.0.2:8080").
+type DNATTo struct {
+	Proto    Proto
+	Endpoint netip.AddrPort
 }
 
-func (d DNATAffinityPick) render(f Family) string {
-	pick := fmt.Sprintf("numgen random mod %d offset %d map @%s", d.Mod, d.Offset, d.Map)
-	return fmt.Sprintf("update @%[2]s { %[1]s saddr : %[3]s } dnat %[1]s addr . port to %[1]s saddr map @%[2]s", f, d.Affinity, pick)
+func (d DNATTo) render(f Family) string {
+	return fmt.Sprintf("meta l4proto %s dnat %s to %s", d.Proto, f, d.Endpoint)
 }
 
 // referenced returns the chains and sets an expression refers to.
@@ -559,10 +563,8 @@ func exprRefs(e Expr) (chains, sets []string) {
 		sets = append(sets, x.Map)
 	case DNATRandom:
 		sets = append(sets, x.Map)
-	case DNATAffinity:
-		sets = append(sets, x.Affinity)
-	case DNATAffinityPick:
-		sets = append(sets, x.Affinity, x.Map)
+	case UpdateSaddr:
+		sets = append(sets, x.Set)
 	}
 	return chains, sets
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"fmt"
+	"net/netip"
 	"strings"
 
 	"github.com/skiff-dev/skiff/netagent/proxy"
@@ -53,8 +54,7 @@ const (
 	prioSNAT           = 100
 )
 
-// Prefixes of per-Service-port chains and sets (kube-proxy's, plus
-// "affinity-local-" for the Local policy's affinity map).
+// Prefixes of per-Service-port chains and sets (kube-proxy's).
 const (
 	chainNamePrefixLengthMax = 16
 	// nameLengthMax is NFT_NAME_MAXLEN - 1.
@@ -65,8 +65,8 @@ const (
 	localChainPrefix         = "local-"
 	externalChainPrefix      = "external-"
 	firewallChainPrefix      = "firewall-"
-	affinityMapPrefix        = "affinity-"
-	localAffinityMapPrefix   = "affinity-local-"
+	endpointChainPrefix      = "endpoint-"
+	affinitySetPrefix        = "affinity-"
 	serviceChainNameSentinel = "/"
 )
 
@@ -97,6 +97,14 @@ func servicePortChainNameBase(n proxy.ServicePortName, proto Proto) string {
 // port (and so may be stale).
 func isServiceObjectName(name string) bool {
 	return strings.Contains(name, serviceChainNameSentinel)
+}
+
+// servicePortEndpointChainNameBase is
+// "HASH-namespace/name/protocol/port__ip/port" (":" in an IPv6 address
+// becomes ".").
+func servicePortEndpointChainNameBase(n proxy.ServicePortName, proto Proto, ep netip.AddrPort) string {
+	ip := strings.ReplaceAll(ep.Addr().String(), ":", ".")
+	return hashAndTruncate(fmt.Sprintf("%s/%s/%s/%s__%s/%d", n.Namespace, n.Name, proto, n.Port, ip, ep.Port()))
 }
 
 func endpointMapName(shard int) string {

@@ -236,7 +236,9 @@ func gType(ts []DataType) gnft.SetDatatype {
 		case TypeInetService:
 			g[i] = gnft.TypeInetService
 		case TypeInteger:
-			g[i] = gnft.TypeInteger
+			// nft prints a bare "integer" key as "type 0"; "mark" is the
+			// 32-bit host-order integer nft can print.
+			g[i] = gnft.TypeMark
 		case TypeVerdict:
 			g[i] = gnft.TypeVerdict
 		}
@@ -254,6 +256,9 @@ func gType(ts []DataType) gnft.SetDatatype {
 func gSet(t *gnft.Table, s *Set) *gnft.Set {
 	gs := &gnft.Set{Table: t, Name: s.Name, KeyType: gType(s.Key), Concatenation: len(s.Key) > 1,
 		KeyByteOrder: binaryutil.BigEndian}
+	if len(s.Key) == 1 && s.Key[0] == TypeInteger {
+		gs.KeyByteOrder = binaryutil.NativeEndian // numgen results
+	}
 	if s.IsMap() {
 		gs.IsMap = true
 		gs.DataType = gType(s.Value)
@@ -479,22 +484,27 @@ func encodeRule(f Family, r Rule) ([]expr.Any, error) {
 			out = append(out, &expr.Masq{FullyRandom: true})
 		case DNATRandom:
 			out = append(out,
+				&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: reg1},
+				&expr.Cmp{Op: expr.CmpOpEq, Register: reg1, Data: []byte{byte(x.Proto)}},
 				&expr.Numgen{Register: reg1, Modulus: x.Mod, Offset: x.Offset, Type: unix.NFT_NG_RANDOM},
 				&expr.Lookup{SourceRegister: reg1, DestRegister: reg1, IsDestRegSet: true, SetName: x.Map},
 				&expr.NAT{Type: expr.NATTypeDestNAT, Family: natFamily(f), RegAddrMin: reg1, RegProtoMin: portReg(f, reg1)})
-		case DNATAffinity:
+		case MatchNumgen:
+			out = append(out,
+				&expr.Numgen{Register: reg1, Modulus: x.Mod, Type: unix.NFT_NG_RANDOM},
+				&expr.Cmp{Op: expr.CmpOpEq, Register: reg1, Data: ne32(x.Value)})
+		case UpdateSaddr:
 			out = append(out,
 				addrLoad(f, true, reg1),
-				&expr.Lookup{SourceRegister: reg1, DestRegister: reg2, IsDestRegSet: true, SetName: x.Affinity},
-				&expr.Dynset{SrcRegKey: reg1, SrcRegData: reg2, SetName: x.Affinity, Operation: unix.NFT_DYNSET_OP_UPDATE},
-				&expr.NAT{Type: expr.NATTypeDestNAT, Family: natFamily(f), RegAddrMin: reg2, RegProtoMin: portReg(f, reg2)})
-		case DNATAffinityPick:
+				&expr.Dynset{SrcRegKey: reg1, SetName: x.Set, Operation: unix.NFT_DYNSET_OP_UPDATE})
+		case DNATTo:
+			port := reg32a + 4 // register 2
 			out = append(out,
-				addrLoad(f, true, reg1),
-				&expr.Numgen{Register: reg3, Modulus: x.Mod, Offset: x.Offset, Type: unix.NFT_NG_RANDOM},
-				&expr.Lookup{SourceRegister: reg3, DestRegister: reg2, IsDestRegSet: true, SetName: x.Map},
-				&expr.Dynset{SrcRegKey: reg1, SrcRegData: reg2, SetName: x.Affinity, Operation: unix.NFT_DYNSET_OP_UPDATE},
-				&expr.NAT{Type: expr.NATTypeDestNAT, Family: natFamily(f), RegAddrMin: reg2, RegProtoMin: portReg(f, reg2)})
+				&expr.Meta{Key: expr.MetaKeyL4PROTO, Register: reg1},
+				&expr.Cmp{Op: expr.CmpOpEq, Register: reg1, Data: []byte{byte(x.Proto)}},
+				&expr.Immediate{Register: reg1, Data: x.Endpoint.Addr().AsSlice()},
+				&expr.Immediate{Register: uint32(port), Data: binaryutil.BigEndian.PutUint16(x.Endpoint.Port())},
+				&expr.NAT{Type: expr.NATTypeDestNAT, Family: natFamily(f), RegAddrMin: reg1, RegProtoMin: uint32(port)})
 		default:
 			return nil, fmt.Errorf("unknown expression %T", e)
 		}
@@ -545,37 +555,6 @@ func (n *Netlink) List(ctx context.Context, family Family, table string) ([]stri
 		infos = append(infos, SetInfo{Name: s.Name, Set: si})
 	}
 	return names, infos, nil
-}
-
-// ListElements reads a set's elements, decoded by the set's spec.
-func (n *Netlink) ListElements(ctx context.Context, family Family, table string, set *Set) ([]Element, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	c, err := n.getConn()
-	if err != nil {
-		return nil, err
-	}
-	ges, err := c.GetSetElements(&gnft.Set{Table: &gnft.Table{Name: table, Family: gFamily(family)}, Name: set.Name})
-	if err != nil {
-		return nil, fmt.Errorf("nftables: list elements of %s: %w", set.Name, err)
-	}
-	out := make([]Element, 0, len(ges))
-	for _, ge := range ges {
-		e := Element{Timeout: ge.Expires}
-		if e.Key, err = decodeVals(set.Key, ge.Key); err != nil {
-			return nil, fmt.Errorf("nftables: element of %s: %w", set.Name, err)
-		}
-		if set.IsMap() && set.Value[0] != TypeVerdict {
-			if e.Value, err = decodeVals(set.Value, ge.Val); err != nil {
-				return nil, fmt.Errorf("nftables: element of %s: %w", set.Name, err)
-			}
-		}
-		out = append(out, e)
-	}
-	return out, nil
 }
 
 func decodeVals(types []DataType, b []byte) ([]Val, error) {

@@ -196,10 +196,6 @@ func (p *Proxier) syncFull(ctx context.Context, st *proxy.State, g globalConfig)
 	for _, s := range sets {
 		wantSet[s.Name] = s
 	}
-	haveSet := map[string]SetInfo{}
-	for _, s := range oldSets {
-		haveSet[s.Name] = s
-	}
 
 	tx := &Transaction{Family: f, Table: TableName, Ops: []Op{AddTable{}}}
 	// 1. No rule refers to anything any more.
@@ -207,16 +203,13 @@ func (p *Proxier) syncFull(ctx context.Context, st *proxy.State, g globalConfig)
 		tx.Ops = append(tx.Ops, FlushChain{Name: c})
 	}
 	// 2. No element refers to a chain any more; sets we keep are emptied,
-	// except the affinity maps (clients stay with their endpoints).
-	var affinity []*Set
+	// except the affinity sets (clients stay with their endpoints).
 	for _, s := range oldSets {
 		want := wantSet[s.Name]
 		switch {
 		case want == nil || (want.Timeout > 0 && s.Set != nil && s.Set.Timeout != want.Timeout):
 			tx.Ops = append(tx.Ops, DeleteSet{Set: s.Set})
-			delete(haveSet, s.Name)
 		case want.Timeout > 0:
-			affinity = append(affinity, want)
 		default:
 			tx.Ops = append(tx.Ops, FlushSet{Set: want})
 		}
@@ -247,60 +240,7 @@ func (p *Proxier) syncFull(ctx context.Context, st *proxy.State, g globalConfig)
 		return fmt.Errorf("nftables: full sync of %s table: %w", f, err)
 	}
 	p.tables[f] = ts
-	p.cleanAffinity(ctx, f, ts, affinity)
 	return nil
-}
-
-// cleanAffinity deletes affinity entries that point at endpoints their group
-// no longer has. It runs after the transaction that removed the endpoints
-// committed, so no entry for a removed endpoint can be made after it looked.
-// Failures are only logged: a stale entry sends its client to the removed
-// endpoint until it expires, and the next full sync tries again.
-func (p *Proxier) cleanAffinity(ctx context.Context, f Family, ts *tableState, maps []*Set) {
-	if len(maps) == 0 {
-		return
-	}
-	groups := map[string]*group{}
-	for _, fr := range ts.frags {
-		for _, g := range fr.groups {
-			if g.affinity != nil {
-				groups[g.affinity.Name] = g
-			}
-		}
-	}
-	tx := &Transaction{Family: f, Table: TableName}
-	for _, s := range maps {
-		g := groups[s.Name]
-		if g == nil {
-			continue
-		}
-		valid := map[netip.AddrPort]bool{}
-		for _, ep := range g.endpoints {
-			valid[ep] = true
-		}
-		es, err := p.kernel.ListElements(ctx, f, TableName, s)
-		if err != nil {
-			p.log.Warn("nftables: list affinity map", "map", s.Name, "err", err)
-			continue
-		}
-		var stale []Element
-		for _, e := range es {
-			if len(e.Value) != 2 || !valid[netip.AddrPortFrom(e.Value[0].Addr, uint16(e.Value[1].Num))] {
-				stale = append(stale, Element{Key: e.Key})
-			}
-		}
-		if len(stale) > 0 {
-			tx.Ops = append(tx.Ops, DeleteElements{Set: s, Elements: stale})
-		}
-	}
-	if len(tx.Ops) == 0 {
-		return
-	}
-	if err := p.kernel.Run(ctx, tx); err != nil {
-		// An entry may have expired meanwhile (ENOENT fails the batch):
-		// the next sync retries.
-		p.log.Info("nftables: affinity clean-up", "err", err)
-	}
 }
 
 // phases collects a partial sync's operations in an order the kernel
@@ -341,7 +281,6 @@ func (p *Proxier) syncPartial(ctx context.Context, st *proxy.State, ts *tableSta
 	}
 	changes := map[string]*elemChange{}
 	hairpinDelta := map[netip.Addr]int{}
-	var cleanMaps []*Set
 
 	for _, name := range names {
 		old := ts.frags[name]
@@ -394,9 +333,6 @@ func (p *Proxier) syncPartial(ctx context.Context, st *proxy.State, ts *tableSta
 			for a := range nf.addrs {
 				hairpinDelta[a]++
 			}
-		}
-		if old != nil && nf != nil {
-			cleanMaps = append(cleanMaps, affinityShrunk(old, nf)...)
 		}
 	}
 
@@ -462,7 +398,7 @@ func (p *Proxier) syncPartial(ctx context.Context, st *proxy.State, ts *tableSta
 		old, nf := ts.frags[name], newFrags[name]
 		if old != nil {
 			for k, g := range old.groups {
-				if nf == nil || nf.groups[k] == nil {
+				if g.hasSlot && (nf == nil || nf.groups[k] == nil || !nf.groups[k].hasSlot) {
 					ts.slots.put(g.slot)
 				}
 			}
@@ -488,31 +424,7 @@ func (p *Proxier) syncPartial(ctx context.Context, st *proxy.State, ts *tableSta
 			delete(ts.hairpin, a)
 		}
 	}
-	p.cleanAffinity(ctx, f, ts, cleanMaps)
 	return nil
-}
-
-// affinityShrunk returns the affinity maps of nf whose group lost an
-// endpoint since old.
-func affinityShrunk(old, nf *fragment) []*Set {
-	var out []*Set
-	for k, ng := range nf.groups {
-		og := old.groups[k]
-		if ng.affinity == nil || og == nil || og.affinity == nil || og.affinity.Name != ng.affinity.Name {
-			continue
-		}
-		keep := map[netip.AddrPort]bool{}
-		for _, ep := range ng.endpoints {
-			keep[ep] = true
-		}
-		for _, ep := range og.endpoints {
-			if !keep[ep] {
-				out = append(out, ng.affinity)
-				break
-			}
-		}
-	}
-	return out
 }
 
 // diffFragment adds the chain and set operations that turn old into nf.

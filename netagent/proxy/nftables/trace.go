@@ -307,30 +307,29 @@ func (tr *tracer) runRule(r Rule, depth int) (int, *Chain, error) {
 			tr.masq = true
 			return resAccept, nil, nil
 		case DNATRandom:
+			if tr.pkt.Proto != x.Proto {
+				return resNone, nil, nil
+			}
 			el, ok := tr.t.sets[x.Map].elems[IntVal(x.Offset+tr.pick(x.Mod)).String()]
 			if !ok {
 				return resNone, nil, nil
 			}
 			tr.doDNAT(el.Value)
 			return resAccept, nil, nil
-		case DNATAffinity:
-			el, ok := tr.t.sets[x.Affinity].elems[AddrVal(tr.pkt.Src).String()]
-			if !ok {
+		case MatchNumgen:
+			if tr.pick(x.Mod) != x.Value {
 				return resNone, nil, nil
 			}
-			tr.doDNAT(el.Value)
-			return resAccept, nil, nil
-		case DNATAffinityPick:
-			el, ok := tr.t.sets[x.Map].elems[IntVal(x.Offset+tr.pick(x.Mod)).String()]
-			if !ok {
-				return resNone, nil, nil
-			}
+		case UpdateSaddr:
 			if tr.record {
-				aff := tr.t.sets[x.Affinity]
 				k := []Val{AddrVal(tr.pkt.Src)}
-				aff.elems[valsString(k)] = Element{Key: k, Value: el.Value}
+				tr.t.sets[x.Set].elems[valsString(k)] = Element{Key: k}
 			}
-			tr.doDNAT(el.Value)
+		case DNATTo:
+			if tr.pkt.Proto != x.Proto {
+				return resNone, nil, nil
+			}
+			tr.doDNAT([]Val{AddrVal(x.Endpoint.Addr()), PortVal(x.Endpoint.Port())})
 			return resAccept, nil, nil
 		default:
 			return 0, nil, fmt.Errorf("trace: unknown expression %T", e)

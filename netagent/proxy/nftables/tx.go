@@ -99,9 +99,8 @@ func (o DeleteElements) opString(f Family, t string) string {
 	return fmt.Sprintf("delete element %s %s %s { %s }", f, t, o.Set.Name, strings.Join(parts, ", "))
 }
 
-// String renders the transaction as an nft script (one command a line).
-// Affinity rules have no nft syntax that nft 1.0.6 parses back: the script
-// is for people and for `nft -f` of rulesets without affinity.
+// String renders the transaction as an nft script (one command a line)
+// that `nft -f` accepts.
 func (tx *Transaction) String() string {
 	var b strings.Builder
 	for _, op := range tx.Ops {
@@ -129,6 +128,4 @@ type Kernel interface {
 	// List returns the names of the chains and the sets of a table, or
 	// ErrNoTable.
 	List(ctx context.Context, family Family, table string) (chains []string, sets []SetInfo, err error)
-	// ListElements returns the elements of a set.
-	ListElements(ctx context.Context, family Family, table string, set *Set) ([]Element, error)
 }
