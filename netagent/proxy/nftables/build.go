@@ -103,18 +103,26 @@ func baseChains(g globalConfig) []*Chain {
 		clusterIPsCheck = append(clusterIPsCheck, R(MatchAddr{Prefix: g.serviceCIDR}, Goto(rejectChain)))
 	}
 	return []*Chain{
+		// Rejects happen in prerouting (allowed since Linux 5.9), before
+		// the routing decision: a packet for a service IP that is
+		// forwarded back out of the pod bridge makes the kernel send an
+		// ICMP redirect first, which uses up the per-host ICMP rate limit
+		// so that the reject's "port unreachable" is never sent (the
+		// client hangs); the redirect would also teach the pod that the
+		// service IP is on-link.
 		base("filter-prerouting", "filter", "prerouting", prioFilterPreDNAT,
 			R(ctNew, Jump(firewallCheckChain))),
-		base("filter-input", "filter", "input", prioFilterPreDNAT,
-			R(ctNew, Jump(nodePortEndpointsCheck)),
-			R(ctNew, Jump(serviceEndpointsCheck))),
-		base("filter-forward", "filter", "forward", prioFilterPreDNAT,
+		// After DNAT: what still goes to a service address was not
+		// DNATed (no endpoint, or none for its traffic policy).
+		base("filter-prerouting-post-dnat", "filter", "prerouting", prioFilterPostDNAT,
 			R(ctNew, Jump(serviceEndpointsCheck)),
 			R(ctNew, Jump(clusterIPsCheckChain))),
+		base("filter-input", "filter", "input", prioFilterPreDNAT,
+			R(ctNew, Jump(nodePortEndpointsCheck))),
 		base("filter-output", "filter", "output", prioFilterPreDNAT,
-			R(ctNew, Jump(serviceEndpointsCheck)),
 			R(ctNew, Jump(firewallCheckChain))),
 		base("filter-output-post-dnat", "filter", "output", prioFilterPostDNAT,
+			R(ctNew, Jump(serviceEndpointsCheck)),
 			R(ctNew, Jump(clusterIPsCheckChain))),
 		base("nat-prerouting", "nat", "prerouting", prioDNAT, R(Jump(servicesChain))),
 		base("nat-output", "nat", "output", prioDNAT, R(Jump(servicesChain))),

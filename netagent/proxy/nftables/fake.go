@@ -379,7 +379,8 @@ func (t *fakeTable) validateChain(c *Chain, base *BaseChain, depth int) error {
 					return fmt.Errorf("masquerade in chain %s reached from a %s %s chain: %w", c.Name, base.Type, base.Hook, ErrFakeHook)
 				}
 			case Reject:
-				if base.Hook != "input" && base.Hook != "forward" && base.Hook != "output" {
+				// Linux >= 5.9 allows reject in prerouting too.
+				if base.Hook == "postrouting" {
 					return fmt.Errorf("reject in chain %s reached from hook %s: %w", c.Name, base.Hook, ErrFakeHook)
 				}
 			}

@@ -459,7 +459,7 @@ func TestFakeRejects(t *testing.T) {
 		{"a set redefined", []Op{AddTable{}, AddSet{Set: plain}, AddSet{Set: &Set{Name: "s", Key: []DataType{TypeIPv6Addr}}}}, ErrFakeExists},
 		{"a jump loop", []Op{AddTable{}, filter, chain("a"), chain("b"), AddRule{Chain: "a", Rule: R(Jump("b"))}, AddRule{Chain: "b", Rule: R(Jump("a"))}, AddRule{Chain: "filter-forward", Rule: R(Jump("a"))}}, ErrFakeLoop},
 		{"dnat reached from a filter chain", []Op{AddTable{}, filter, chain("a"), AddSet{Set: endpointMap(IPv4, 0)}, AddRule{Chain: "a", Rule: R(DNATRandom{Proto: ProtoTCP, Map: "endpoints-0", Mod: 1})}, AddRule{Chain: "filter-forward", Rule: R(Jump("a"))}}, ErrFakeHook},
-		{"reject reached from prerouting", []Op{AddTable{}, nat, chain("a"), AddRule{Chain: "a", Rule: R(Reject{})}, AddRule{Chain: "nat-prerouting", Rule: R(Goto("a"))}}, ErrFakeHook},
+		{"reject reached from postrouting", []Op{AddTable{}, AddChain{Chain: &Chain{Name: "pr", Base: &BaseChain{Type: "filter", Hook: "postrouting", Priority: 0}}}, chain("a"), AddRule{Chain: "a", Rule: R(Reject{})}, AddRule{Chain: "pr", Rule: R(Goto("a"))}}, ErrFakeHook},
 		{"verdict not last", []Op{AddTable{}, chain("a"), AddRule{Chain: "a", Rule: R(Drop(), MatchCtNew{})}}, ErrFakeInvalid},
 	}
 	for _, tc := range cases {
