@@ -219,12 +219,31 @@ func (p *Proxier) syncFull(ctx context.Context, st *proxy.State, g globalConfig)
 			tx.Ops = append(tx.Ops, DeleteChain{Name: c})
 		}
 	}
-	// 3. Everything we want.
+	// 3. Everything we want (what exists already is only flushed above).
+	haveChain := map[string]bool{}
+	for _, c := range oldChains {
+		haveChain[c] = true
+	}
+	kept := map[string]bool{}
+	for _, op := range tx.Ops {
+		if fs, ok := op.(FlushSet); ok {
+			kept[fs.Set.Name] = true
+		}
+	}
+	for _, s := range oldSets {
+		if want := wantSet[s.Name]; want != nil && want.Timeout > 0 && s.Set != nil && s.Set.Timeout == want.Timeout {
+			kept[s.Name] = true
+		}
+	}
 	for _, s := range sets {
-		tx.Ops = append(tx.Ops, AddSet{Set: s})
+		if !kept[s.Name] {
+			tx.Ops = append(tx.Ops, AddSet{Set: s})
+		}
 	}
 	for _, c := range chains {
-		tx.Ops = append(tx.Ops, AddChain{Chain: c})
+		if !haveChain[c.Name] {
+			tx.Ops = append(tx.Ops, AddChain{Chain: c})
+		}
 	}
 	for _, c := range chains {
 		for _, r := range c.Rules {
