@@ -149,12 +149,12 @@ func baseChains(g globalConfig) []*Chain {
 
 // fragment is everything one Service port puts into one family's table.
 type fragment struct {
-	chains []*Chain               // owned chains
-	sets   []*Set                 // owned sets (affinity maps)
-	elems  map[string][]Element   // elements in shared sets, by set name
-	groups map[string]*group      // endpoint groups by policy ("cluster", "local")
-	addrs  map[netip.Addr]bool    // endpoint addresses (hairpin set)
-	setOf  map[string]*Set        // shared set specs by name, for elems
+	chains []*Chain             // owned chains
+	sets   []*Set               // owned sets (affinity maps)
+	elems  map[string][]Element // elements in shared sets, by set name
+	groups map[string]*group    // endpoint groups by policy ("cluster", "local")
+	addrs  map[netip.Addr]bool  // endpoint addresses (hairpin set)
+	setOf  map[string]*Set      // shared set specs by name, for elems
 }
 
 // group is one endpoint group: its slot in the endpoint maps (when it has

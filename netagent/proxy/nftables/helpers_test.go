@@ -46,7 +46,9 @@ func addSvc(st *proxy.State, n proxy.ServicePortName, clusterIP string, port int
 	return sp
 }
 
-func nodePort(p int32) func(*proxy.ServicePort) { return func(sp *proxy.ServicePort) { sp.NodePort = p } }
+func nodePort(p int32) func(*proxy.ServicePort) {
+	return func(sp *proxy.ServicePort) { sp.NodePort = p }
+}
 func lbIP(ip string, ranges ...string) func(*proxy.ServicePort) {
 	return func(sp *proxy.ServicePort) {
 		sp.LoadBalancerIPs = append(sp.LoadBalancerIPs, netip.MustParseAddr(ip))

@@ -426,7 +426,7 @@ func encodeRule(f Family, r Rule) ([]expr.Any, error) {
 			out = append(out, addrLoad(f, x.Src, reg1))
 			data := x.Prefix.Masked().Addr().AsSlice()
 			if !x.Prefix.IsSingleIP() {
-					m := make([]byte, len(data))
+				m := make([]byte, len(data))
 				for i := 0; i < x.Prefix.Bits(); i++ {
 					m[i/8] |= 0x80 >> (i % 8)
 				}

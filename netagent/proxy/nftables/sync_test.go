@@ -66,8 +66,8 @@ func TestFullSyncRuleset(t *testing.T) {
 			"fib saddr type local goto service-" + base,
 			"goto local-" + base,
 		},
-		"firewall-" + base: {"ip saddr 192.168.7.0/24 return", "drop"},
-		"cluster-ips-check":  {"ip daddr 10.96.0.0/16 goto reject-chain"},
+		"firewall-" + base:  {"ip saddr 192.168.7.0/24 return", "drop"},
+		"cluster-ips-check": {"ip daddr 10.96.0.0/16 goto reject-chain"},
 	}
 	for chain, rules := range want {
 		if got := f.Chain(IPv4, TableName, chain); !slices.Equal(got, rules) {
@@ -75,7 +75,7 @@ func TestFullSyncRuleset(t *testing.T) {
 		}
 	}
 	wantElems := map[string][]string{
-		serviceIPsMap: {"10.96.0.10 . tcp . 80 : goto service-" + base, "192.168.50.1 . tcp . 80 : goto external-" + base},
+		serviceIPsMap:       {"10.96.0.10 . tcp . 80 : goto service-" + base, "192.168.50.1 . tcp . 80 : goto external-" + base},
 		serviceNodePortsMap: {"tcp . 30080 : goto external-" + base},
 		firewallIPsMap:      {"192.168.50.1 . tcp . 80 : goto firewall-" + base},
 		"endpoints-0":       {"0 : 10.244.0.2 . 8080", "1 : 10.244.1.2 . 8080"},
@@ -107,8 +107,10 @@ func TestPartialSyncTransactions(t *testing.T) {
 		want   []string
 	}{
 		{
-			name:   "an endpoint replaced: two elements of the endpoint map and the hairpin set",
-			change: func(st *proxy.State) { st.Endpoints[web] = eps("10.244.0.2:8080", "10.244.1.9:8080", "10.244.2.2:8080") },
+			name: "an endpoint replaced: two elements of the endpoint map and the hairpin set",
+			change: func(st *proxy.State) {
+				st.Endpoints[web] = eps("10.244.0.2:8080", "10.244.1.9:8080", "10.244.2.2:8080")
+			},
 			want: []string{"delete element " + webMap, "delete element hairpin",
 				"add element " + webMap, "add element hairpin"},
 		},

@@ -16,7 +16,9 @@ type Transaction struct {
 }
 
 // Op is one operation of a Transaction.
-type Op interface{ opString(f Family, table string) string }
+type Op interface {
+	opString(f Family, table string) string
+}
 
 // AddTable creates the table if it does not exist.
 type AddTable struct{}
@@ -61,8 +63,10 @@ type DeleteElements struct {
 	Elements []Element
 }
 
-func (AddTable) opString(f Family, t string) string    { return fmt.Sprintf("add table %s %s", f, t) }
-func (DeleteTable) opString(f Family, t string) string { return fmt.Sprintf("delete table %s %s", f, t) }
+func (AddTable) opString(f Family, t string) string { return fmt.Sprintf("add table %s %s", f, t) }
+func (DeleteTable) opString(f Family, t string) string {
+	return fmt.Sprintf("delete table %s %s", f, t)
+}
 func (o AddChain) opString(f Family, t string) string {
 	return fmt.Sprintf("add chain %s %s %s%s", f, t, o.Chain.Name, o.Chain.spec())
 }
