@@ -204,7 +204,7 @@ func TestKernel(t *testing.T) {
 	web := spn("web", "http", "TCP")
 	local := spn("local", "http", "TCP")
 	empty := spn("empty", "http", "TCP")
-	sticky := spn("sticky", "http", "TCP")
+	sticky := spn("sticky", "", "TCP") // unnamed port: names end in "tcp/"
 	dns := spn("dns", "dns", "UDP")
 	addSvc(c.st, web, "10.96.0.10", 80, nodePort(30080))
 	c.st.Endpoints[web] = c.endpoints(0, 1, 2)

@@ -244,11 +244,7 @@ func gType(ts []DataType) gnft.SetDatatype {
 		}
 	}
 	if len(g) == 1 {
-		if g[0] == gnft.TypeInetProto || g[0] == gnft.TypeInetService {
-			// A lone field is not padded.
-			return g[0]
-		}
-		return g[0]
+		return g[0] // a lone field is not padded
 	}
 	return gnft.MustConcatSetType(g...)
 }
