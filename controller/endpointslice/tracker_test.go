@@ -101,15 +101,15 @@ func TestTriggerTracker(t *testing.T) {
 	}{
 		{"first sync: service creation", []*api.Pod{a, b}, created},
 		{"nothing new", []*api.Pod{a, b}, time.Time{}},
-		{"one pod flips", []*api.Pod{testPod("a", "10.0.0.1", false, readyAt(t0.Add(3 * time.Second))), b}, t0.Add(3 * time.Second)},
+		{"one pod flips", []*api.Pod{testPod("a", "10.0.0.1", false, readyAt(t0.Add(3*time.Second))), b}, t0.Add(3 * time.Second)},
 		{"two flips: the earliest", []*api.Pod{
-			testPod("a", "10.0.0.1", true, readyAt(t0.Add(9 * time.Second))),
-			testPod("b", "10.0.0.2", false, readyAt(t0.Add(7 * time.Second))),
+			testPod("a", "10.0.0.1", true, readyAt(t0.Add(9*time.Second))),
+			testPod("b", "10.0.0.2", false, readyAt(t0.Add(7*time.Second))),
 		}, t0.Add(7 * time.Second)},
 		{"a new pod", []*api.Pod{
-			testPod("a", "10.0.0.1", true, readyAt(t0.Add(9 * time.Second))),
-			testPod("b", "10.0.0.2", false, readyAt(t0.Add(7 * time.Second))),
-			testPod("c", "10.0.0.3", true, readyAt(t0.Add(8 * time.Second))),
+			testPod("a", "10.0.0.1", true, readyAt(t0.Add(9*time.Second))),
+			testPod("b", "10.0.0.2", false, readyAt(t0.Add(7*time.Second))),
+			testPod("c", "10.0.0.3", true, readyAt(t0.Add(8*time.Second))),
 		}, t0.Add(8 * time.Second)},
 		{"a pod without transition time", []*api.Pod{testPod("d", "10.0.0.4", true)}, time.Time{}},
 	}
