@@ -128,7 +128,10 @@ func (t *sliceTracker) DeleteService(key string) {
 // Kubernetes' TriggerTimeTracker: the earliest pod Ready transition
 // (lastTransitionTime of the Ready condition) not seen by the previous
 // sync of the Service, or the Service's creation time on its first sync.
-// Like Kubernetes it can be wrong when one pod changes twice between two
+// A transition counts as new when its time is later than the one seen
+// before or when the Ready status differs from the one seen before (the
+// time has second precision, so two transitions may share it). Like
+// Kubernetes it can be wrong when one pod changes twice between two
 // syncs; it is an approximation meant for latency measurement.
 type triggerTracker struct {
 	mu     sync.Mutex
@@ -137,7 +140,13 @@ type triggerTracker struct {
 
 type triggerState struct {
 	service time.Time
-	pods    map[string]time.Time // pod name -> Ready lastTransitionTime
+	pods    map[string]podTrigger // by pod name
+}
+
+// podTrigger is a pod's Ready condition as a sync saw it.
+type podTrigger struct {
+	at    time.Time // lastTransitionTime
+	ready bool
 }
 
 func newTriggerTracker() *triggerTracker {
@@ -167,15 +176,16 @@ func (t *triggerTracker) Compute(svc *api.Service, pods []*api.Pod) time.Time {
 			earliest = tt
 		}
 	}
-	podTimes := make(map[string]time.Time, len(pods))
+	podTimes := make(map[string]podTrigger, len(pods))
 	for _, pod := range pods {
-		tt := podTriggerTime(pod)
-		if tt.IsZero() {
+		now := podTrigger{at: podTriggerTime(pod), ready: api.IsPodReady(pod)}
+		if now.at.IsZero() {
 			continue
 		}
-		podTimes[pod.Name] = tt
-		if tt.After(state.pods[pod.Name]) {
-			note(tt)
+		podTimes[pod.Name] = now
+		prev, seen := state.pods[pod.Name]
+		if !seen || now.at.After(prev.at) || now.ready != prev.ready {
+			note(now.at)
 		}
 	}
 	created := svc.CreationTimestamp.Time

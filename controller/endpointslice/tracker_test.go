@@ -111,6 +111,11 @@ func TestTriggerTracker(t *testing.T) {
 			testPod("b", "10.0.0.2", false, readyAt(t0.Add(7*time.Second))),
 			testPod("c", "10.0.0.3", true, readyAt(t0.Add(8*time.Second))),
 		}, t0.Add(8 * time.Second)},
+		{"a flip within the same second: the status counts", []*api.Pod{
+			testPod("a", "10.0.0.1", true, readyAt(t0.Add(9*time.Second))),
+			testPod("b", "10.0.0.2", false, readyAt(t0.Add(7*time.Second))),
+			testPod("c", "10.0.0.3", false, readyAt(t0.Add(8*time.Second))),
+		}, t0.Add(8 * time.Second)},
 		{"a pod without transition time", []*api.Pod{testPod("d", "10.0.0.4", true)}, time.Time{}},
 	}
 	for _, st := range steps {
