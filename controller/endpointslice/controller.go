@@ -67,6 +67,12 @@ type Controller struct {
 	// it at once.
 	waitingMu sync.Mutex
 	waiting   map[string]bool
+
+	// memoMu protects memos: per Service, what Reconcile derived from its
+	// pods (a Memo itself is used by one sync at a time: the queue never
+	// hands one key to two workers).
+	memoMu sync.Mutex
+	memos  map[string]*Memo
 }
 
 // New returns a controller that reads Services, Pods and EndpointSlices
@@ -96,6 +102,7 @@ func newController(c Client, services, pods, endpointSlices *client.Informer, op
 		tracker:   newSliceTracker(),
 		triggers:  newTriggerTracker(),
 		waiting:   map[string]bool{},
+		memos:     map[string]*Memo{},
 	}
 	endpointSlices.AddIndexer(serviceIndex, func(obj api.Object) []string {
 		s, ok := obj.(*api.EndpointSlice)
@@ -340,6 +347,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	// from this controller; their slices (written by others, or by this
 	// controller before the selector was removed) are left alone.
 	if svc.Spec.Type == api.ServiceTypeExternalName || len(svc.Spec.Selector) == 0 {
+		c.memoMu.Lock()
+		delete(c.memos, key)
+		c.memoMu.Unlock()
 		return nil
 	}
 
@@ -357,6 +367,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		Slices:               existing,
 		MaxEndpointsPerSlice: c.opts.MaxEndpointsPerSlice,
 		TriggerTime:          trigger,
+		Memo:                 c.memo(key),
 	})
 	if plan.Empty() {
 		return nil
@@ -369,14 +380,39 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return err
 }
 
+// memo returns the Memo of the Service key, making it if needed.
+func (c *Controller) memo(key string) *Memo {
+	c.memoMu.Lock()
+	defer c.memoMu.Unlock()
+	m := c.memos[key]
+	if m == nil {
+		m = &Memo{}
+		c.memos[key] = m
+	}
+	return m
+}
+
 // podsFor returns the cached pods of svc's namespace its selector matches.
 func (c *Controller) podsFor(svc *api.Service) []*api.Pod {
+	type pair struct{ k, v string }
+	sel := make([]pair, 0, len(svc.Spec.Selector))
+	for k, v := range svc.Spec.Selector {
+		sel = append(sel, pair{k, v})
+	}
 	objs := c.pods.ByIndex(client.NamespaceIndex, svc.Namespace)
 	out := make([]*api.Pod, 0, len(objs))
+next:
 	for _, obj := range objs {
-		if pod, ok := obj.(*api.Pod); ok && selects(svc.Spec.Selector, pod.Labels) {
-			out = append(out, pod)
+		pod, ok := obj.(*api.Pod)
+		if !ok || len(sel) == 0 {
+			continue
 		}
+		for _, p := range sel {
+			if v, ok := pod.Labels[p.k]; !ok || v != p.v {
+				continue next
+			}
+		}
+		out = append(out, pod)
 	}
 	return out
 }
@@ -398,6 +434,9 @@ func (c *Controller) slicesFor(key string) []*api.EndpointSlice {
 // garbage collector would too, through their owner reference, but later).
 func (c *Controller) deleteServiceSlices(ctx context.Context, key string) error {
 	c.triggers.DeleteService(key)
+	c.memoMu.Lock()
+	delete(c.memos, key)
+	c.memoMu.Unlock()
 	var errs []error
 	for _, s := range c.slicesFor(key) {
 		if err := c.deleteSlice(ctx, s); err != nil {

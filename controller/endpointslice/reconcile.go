@@ -27,12 +27,15 @@ type Input struct {
 	// TriggerTime is written as AnnotationLastChangeTriggerTime on every
 	// slice created or updated; zero removes the annotation.
 	TriggerTime time.Time
+	// Memo, when set, keeps per-pod work between calls for this Service
+	// (see Memo); nil derives every pod afresh. The plan is the same.
+	Memo *Memo
 }
 
 // Plan is what the apply step writes. Create holds new slices (with
 // generateName); Update holds modified copies of existing slices (name and
 // resourceVersion set); Delete holds existing slices, as given in Input.
-// Nothing in a Plan aliases the Input's objects except Delete's entries.
+// Created and updated slices share no memory with the Input or the Memo.
 type Plan struct {
 	Create []*api.EndpointSlice
 	Update []*api.EndpointSlice
@@ -62,14 +65,31 @@ func (p Plan) Empty() bool {
 //     update of the slice that would be deleted;
 //   - a Service being deleted gets no new slices.
 //
-// Reconcile is pure and deterministic: the same input gives the same plan.
+// Reconcile is deterministic: the same input gives the same plan. It
+// changes nothing but in.Memo.
 func Reconcile(in Input) Plan {
 	maxPerSlice := in.MaxEndpointsPerSlice
 	if maxPerSlice <= 0 {
 		maxPerSlice = DefaultMaxEndpointsPerSlice
 	}
 	svc := in.Service
-	types := addressTypes(svc, in.Pods)
+	memo := in.Memo
+	if memo == nil {
+		memo = &Memo{}
+	}
+	memo.begin(svc)
+	derived := make([]*podDerived, 0, len(in.Pods))
+	hasIPv6 := false
+	for _, pod := range in.Pods {
+		d, dup := memo.derive(pod, svc)
+		if d.include && !dup {
+			derived = append(derived, d)
+			hasIPv6 = hasIPv6 || d.hasAddr[famIPv6]
+		}
+	}
+	memo.end()
+	types := addressTypes(svc, hasIPv6)
+	labels, _ := sliceLabels(nil, svc)
 
 	var plan Plan
 	byType := map[string][]*api.EndpointSlice{}
@@ -81,7 +101,8 @@ func Reconcile(in Input) Plan {
 		byType[s.AddressType] = append(byType[s.AddressType], s)
 	}
 	for _, at := range types {
-		p := reconcileAddressType(svc, in.Pods, byType[at], at, maxPerSlice)
+		r := reconciler{svc: svc, addrType: at, fam: familyIndex(at), maxPerSlice: maxPerSlice, labels: labels, memo: memo}
+		p := r.reconcileAddressType(derived, byType[at])
 		plan.Create = append(plan.Create, p.Create...)
 		plan.Update = append(plan.Update, p.Update...)
 		plan.Delete = append(plan.Delete, p.Delete...)
@@ -98,54 +119,79 @@ func Reconcile(in Input) Plan {
 	return plan
 }
 
+// reconciler holds what one address type's reconcile shares.
+type reconciler struct {
+	svc         *api.Service
+	addrType    string
+	fam         int
+	maxPerSlice int
+	labels      map[string]string // what every slice must carry; never written to
+	memo        *Memo             // this call's pods, by name
+}
+
+// portGroup is one port set: its desired endpoints are the pods with
+// that port set and an address of the reconciler's family.
+type portGroup struct {
+	key       string
+	ports     []api.EndpointPort
+	existing  []*api.EndpointSlice
+	remaining []*desiredEndpoint // not found in an existing slice
+
+	byName    map[string]*api.EndpointSlice
+	unchanged []string
+	toUpdate  []string
+	toDelete  []string
+}
+
 // reconcileAddressType is Reconcile for the slices of one address type.
-func reconcileAddressType(svc *api.Service, pods []*api.Pod, existing []*api.EndpointSlice, addrType string, maxPerSlice int) Plan {
+func (r *reconciler) reconcileAddressType(pods []*podDerived, existing []*api.EndpointSlice) Plan {
 	var plan Plan
 
-	existingByPorts := map[string][]*api.EndpointSlice{}
-	for _, s := range existing {
-		if ownedBy(s, svc) {
-			k := portKey(s.Ports)
-			existingByPorts[k] = append(existingByPorts[k], s)
-		} else {
-			plan.Delete = append(plan.Delete, s)
+	// Port sets of the pods. A pod without an address of this family
+	// still makes its port set known (as in Kubernetes).
+	groups := map[string]*portGroup{}
+	for _, d := range pods {
+		if _, ok := groups[d.portKey]; !ok {
+			groups[d.portKey] = &portGroup{key: d.portKey, ports: d.ports}
 		}
 	}
-
-	desiredPorts := map[string][]api.EndpointPort{}
-	desired := map[string]endpointSet{}
-	for _, pod := range pods {
-		if !podIsEndpoint(pod) {
+	var gone []*api.EndpointSlice // slices of port sets no pod has
+	for _, s := range existing {
+		if !ownedBy(s, r.svc) {
+			plan.Delete = append(plan.Delete, s)
 			continue
 		}
-		ports := endpointPorts(svc, pod)
-		k := portKey(ports)
-		if _, ok := desired[k]; !ok {
-			desired[k] = endpointSet{}
-			desiredPorts[k] = ports
-		}
-		ep := podToEndpoint(pod, svc, addrType)
-		if len(ep.Addresses) > 0 {
-			desired[k].insert(ep)
+		if g := groups[portKey(s.Ports)]; g != nil {
+			g.existing = append(g.existing, s)
+		} else {
+			gone = append(gone, s)
 		}
 	}
+	keys := slices.Sorted(maps.Keys(groups))
 
-	for _, k := range slices.Sorted(maps.Keys(desired)) {
-		p := reconcilePorts(svc, existingByPorts[k], desired[k], desiredPorts[k], addrType, maxPerSlice)
+	// 1. Per port set, update existing slices in place.
+	for _, k := range keys {
+		r.updateExisting(groups[k])
+	}
+	// The endpoints no existing slice holds, in a fixed order.
+	for _, d := range pods {
+		if d.hasAddr[r.fam] && d.placed[r.fam] != r.memo.gen {
+			g := groups[d.portKey]
+			g.remaining = append(g.remaining, &d.eps[r.fam])
+		}
+	}
+	// 2, 3. Place them.
+	for _, k := range keys {
+		p := r.place(groups[k])
 		plan.Create = append(plan.Create, p.Create...)
 		plan.Update = append(plan.Update, p.Update...)
 		plan.Delete = append(plan.Delete, p.Delete...)
 	}
-	// Port sets no pod has any more: their slices go.
-	for _, k := range slices.Sorted(maps.Keys(existingByPorts)) {
-		if _, ok := desired[k]; !ok {
-			plan.Delete = append(plan.Delete, existingByPorts[k]...)
-		}
-	}
+	plan.Delete = append(plan.Delete, gone...)
 
 	// No endpoints at all: keep (or make) one empty placeholder slice.
 	if len(existing) == len(plan.Delete) && len(plan.Create) == 0 {
-		placeholder := newSlice(svc, []api.EndpointPort{}, addrType)
+		placeholder := r.newSlice(nil)
 		if len(plan.Delete) == 1 && isPlaceholder(plan.Delete[0], placeholder) {
 			plan.Delete = nil
 		} else {
@@ -157,7 +203,7 @@ func reconcileAddressType(svc *api.Service, pods []*api.Pod, existing []*api.End
 	// that would be deleted (Kubernetes' finalize).
 	for i := 0; i < len(plan.Delete) && len(plan.Create) > 0; {
 		old := plan.Delete[i]
-		if old.AddressType != addrType || !ownedBy(old, svc) {
+		if old.AddressType != r.addrType || !ownedBy(old, r.svc) {
 			i++
 			continue
 		}
@@ -173,65 +219,86 @@ func reconcileAddressType(svc *api.Service, pods []*api.Pod, existing []*api.End
 	return plan
 }
 
-// reconcilePorts places the desired endpoints of one port set into the
-// existing slices of that port set (Kubernetes' reconcileByPortMapping).
-func reconcilePorts(svc *api.Service, existing []*api.EndpointSlice, desired endpointSet, ports []api.EndpointPort, addrType string, maxPerSlice int) Plan {
-	byName := map[string]*api.EndpointSlice{}
-	var unchanged, toUpdate, toDelete []string
+// want returns the desired endpoint of group g matching ep, if it has not
+// been placed in this call yet.
+func (r *reconciler) want(g *portGroup, ep *api.Endpoint) *podDerived {
+	if ep.TargetRef == nil {
+		return nil
+	}
+	d := r.memo.lookup(ep.TargetRef.Name)
+	if d == nil || !d.include || d.portKey != g.key || !d.hasAddr[r.fam] ||
+		d.placed[r.fam] == r.memo.gen || d.eps[r.fam].key != endpointKeyOf(ep) {
+		return nil
+	}
+	return d
+}
 
-	// 1. Remove endpoints that went, rewrite the ones that changed.
-	for _, s := range existing {
-		byName[s.Name] = s
-		kept := make([]api.Endpoint, 0, len(s.Endpoints))
+// updateExisting is step 1 of Kubernetes' reconcileByPortMapping: remove
+// endpoints that went from the group's slices and rewrite the ones that
+// changed; slices left empty are deleted.
+func (r *reconciler) updateExisting(g *portGroup) {
+	g.byName = map[string]*api.EndpointSlice{}
+	var matched []*desiredEndpoint // scratch, reused per slice
+	for _, s := range g.existing {
+		g.byName[s.Name] = s
+		matched = matched[:0]
 		changed := false
 		for i := range s.Endpoints {
 			ep := &s.Endpoints[i]
-			k := endpointKey(ep)
-			want, ok := desired[k]
-			if !ok {
-				continue // gone, or a duplicate of one already kept
-			}
-			kept = append(kept, *want)
-			if !endpointEqualBeyondKey(want, ep) {
-				changed = true
-			}
-			delete(desired, k)
-		}
-		labels, labelsChanged := sliceLabels(s.Labels, svc)
-		switch {
-		case changed || len(kept) != len(s.Endpoints):
-			if len(kept) == 0 {
-				toDelete = append(toDelete, s.Name)
+			d := r.want(g, ep)
+			if d == nil {
+				changed = true // gone, or a duplicate of one already kept
 				continue
 			}
-			c := api.DeepCopy(s)
-			c.Endpoints = kept
-			c.Labels = labels
-			byName[s.Name] = c
-			toUpdate = append(toUpdate, s.Name)
-		case labelsChanged:
-			c := api.DeepCopy(s)
-			c.Labels = labels
-			byName[s.Name] = c
-			toUpdate = append(toUpdate, s.Name)
+			d.placed[r.fam] = r.memo.gen
+			want := &d.eps[r.fam]
+			matched = append(matched, want)
+			if !want.matches(ep) {
+				changed = true
+			}
+		}
+		switch {
+		case changed:
+			if len(matched) == 0 {
+				g.toDelete = append(g.toDelete, s.Name)
+				continue
+			}
+			c := copySlice(s, r.labels)
+			c.Endpoints = make([]api.Endpoint, 0, len(s.Endpoints))
+			for _, want := range matched {
+				c.Endpoints = append(c.Endpoints, want.endpoint())
+			}
+			g.byName[s.Name] = c
+			g.toUpdate = append(g.toUpdate, s.Name)
+		case labelsDiffer(s.Labels, r.labels):
+			c := copySlice(s, r.labels)
+			c.Endpoints = cloneEndpoints(s.Endpoints)
+			g.byName[s.Name] = c
+			g.toUpdate = append(g.toUpdate, s.Name)
 		default:
-			unchanged = append(unchanged, s.Name)
+			g.unchanged = append(g.unchanged, s.Name)
 		}
 	}
+}
 
-	remaining := desired.sorted()
+// place is steps 2 and 3 of Kubernetes' reconcileByPortMapping: the
+// group's remaining endpoints fill the slices already being updated
+// (fullest first), then, when less than a slice's worth is left, the
+// unchanged slice they fill closest to full, then new slices.
+func (r *reconciler) place(g *portGroup) Plan {
+	remaining := g.remaining
+	slices.SortFunc(remaining, func(a, b *desiredEndpoint) int { return compareKeys(a.key, b.key) })
 	pop := func(s *api.EndpointSlice) {
-		for len(remaining) > 0 && len(s.Endpoints) < maxPerSlice {
-			s.Endpoints = append(s.Endpoints, *remaining[0])
+		for len(remaining) > 0 && len(s.Endpoints) < r.maxPerSlice {
+			s.Endpoints = append(s.Endpoints, remaining[0].endpoint())
 			remaining = remaining[1:]
 		}
 	}
 
-	// 2. Fill the slices already being updated, fullest first.
-	if len(remaining) > 0 && len(toUpdate) > 0 {
-		fill := make([]*api.EndpointSlice, 0, len(toUpdate))
-		for _, name := range toUpdate {
-			fill = append(fill, byName[name])
+	if len(remaining) > 0 && len(g.toUpdate) > 0 {
+		fill := make([]*api.EndpointSlice, 0, len(g.toUpdate))
+		for _, name := range g.toUpdate {
+			fill = append(fill, g.byName[name])
 		}
 		slices.SortStableFunc(fill, func(a, b *api.EndpointSlice) int {
 			return cmp.Or(cmp.Compare(len(b.Endpoints), len(a.Endpoints)), strings.Compare(a.Name, b.Name))
@@ -241,37 +308,84 @@ func reconcilePorts(svc *api.Service, existing []*api.EndpointSlice, desired end
 		}
 	}
 
-	// 3. Put what is left into the unchanged slice it fills closest to
-	// full (only when less than a slice's worth is left), else new slices.
 	var toCreate []*api.EndpointSlice
 	for len(remaining) > 0 {
 		var s *api.EndpointSlice
-		if len(remaining) < maxPerSlice && len(unchanged) > 0 {
-			if name := sliceToFill(unchanged, byName, len(remaining), maxPerSlice); name != "" {
-				s = api.DeepCopy(byName[name])
-				s.Labels, _ = sliceLabels(s.Labels, svc)
-				byName[name] = s
-				unchanged = slices.DeleteFunc(unchanged, func(n string) bool { return n == name })
-				toUpdate = append(toUpdate, name)
+		if len(remaining) < r.maxPerSlice && len(g.unchanged) > 0 {
+			if name := sliceToFill(g.unchanged, g.byName, len(remaining), r.maxPerSlice); name != "" {
+				old := g.byName[name]
+				s = copySlice(old, r.labels)
+				s.Endpoints = cloneEndpoints(old.Endpoints)
+				g.byName[name] = s
+				g.unchanged = slices.DeleteFunc(g.unchanged, func(n string) bool { return n == name })
+				g.toUpdate = append(g.toUpdate, name)
 			}
 		}
 		if s == nil {
-			s = newSlice(svc, ports, addrType)
+			s = r.newSlice(g.ports)
 			toCreate = append(toCreate, s)
 		}
 		pop(s)
 	}
 
 	plan := Plan{Create: toCreate}
-	slices.Sort(toUpdate)
-	for _, name := range toUpdate {
-		plan.Update = append(plan.Update, byName[name])
+	slices.Sort(g.toUpdate)
+	for _, name := range g.toUpdate {
+		plan.Update = append(plan.Update, g.byName[name])
 	}
-	slices.Sort(toDelete)
-	for _, name := range toDelete {
-		plan.Delete = append(plan.Delete, byName[name])
+	slices.Sort(g.toDelete)
+	for _, name := range g.toDelete {
+		plan.Delete = append(plan.Delete, g.byName[name])
 	}
 	return plan
+}
+
+func compareKeys(a, b epKey) int {
+	return cmp.Or(strings.Compare(a.ns, b.ns), strings.Compare(a.name, b.name),
+		strings.Compare(a.hostname, b.hostname), strings.Compare(a.addrs, b.addrs))
+}
+
+// copySlice copies s for an update: metadata (with labels set to a copy
+// of labels), address type and ports; no endpoints. It shares no memory
+// with s.
+func copySlice(s *api.EndpointSlice, labels map[string]string) *api.EndpointSlice {
+	c := &api.EndpointSlice{TypeMeta: s.TypeMeta, ObjectMeta: s.ObjectMeta, AddressType: s.AddressType}
+	m := &c.ObjectMeta
+	m.Labels = maps.Clone(labels)
+	m.Annotations = maps.Clone(s.Annotations)
+	m.DeletionTimestamp = clonePtr(s.DeletionTimestamp)
+	m.DeletionGracePeriodSeconds = clonePtr(s.DeletionGracePeriodSeconds)
+	m.OwnerReferences = make([]api.OwnerReference, len(s.OwnerReferences))
+	for i, o := range s.OwnerReferences {
+		o.Controller, o.BlockOwnerDeletion = clonePtr(o.Controller), clonePtr(o.BlockOwnerDeletion)
+		m.OwnerReferences[i] = o
+	}
+	m.Finalizers = slices.Clone(s.Finalizers)
+	m.ManagedFields = nil // Skiff does not track field managers
+	c.Ports = clonePorts(s.Ports)
+	return c
+}
+
+// cloneEndpoints deep-copies endpoints.
+func cloneEndpoints(eps []api.Endpoint) []api.Endpoint {
+	out := make([]api.Endpoint, len(eps))
+	for i, ep := range eps {
+		out[i] = api.Endpoint{
+			Addresses: slices.Clone(ep.Addresses),
+			Conditions: api.EndpointConditions{
+				Ready: clonePtr(ep.Conditions.Ready), Serving: clonePtr(ep.Conditions.Serving),
+				Terminating: clonePtr(ep.Conditions.Terminating),
+			},
+			Hostname:  clonePtr(ep.Hostname),
+			TargetRef: clonePtr(ep.TargetRef),
+			NodeName:  clonePtr(ep.NodeName),
+			Zone:      clonePtr(ep.Zone),
+		}
+		if h := ep.Hints; h != nil {
+			out[i].Hints = &api.EndpointHints{ForZones: slices.Clone(h.ForZones), ForNodes: slices.Clone(h.ForNodes)}
+		}
+	}
+	return out
 }
 
 // sliceToFill returns the name of the unchanged slice that n more
@@ -290,28 +404,27 @@ func sliceToFill(names []string, byName map[string]*api.EndpointSlice, n, maxPer
 	return best
 }
 
-// newSlice is an empty slice of svc for ports and addrType, to be created
-// with a generated name.
-func newSlice(svc *api.Service, ports []api.EndpointPort, addrType string) *api.EndpointSlice {
-	labels, _ := sliceLabels(nil, svc)
+// newSlice is an empty slice of the Service for ports (nil: none) and the
+// address type, to be created with a generated name.
+func (r *reconciler) newSlice(ports []api.EndpointPort) *api.EndpointSlice {
 	return &api.EndpointSlice{
 		TypeMeta: api.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
 		ObjectMeta: api.ObjectMeta{
-			GenerateName: svc.Name + "-",
-			Namespace:    svc.Namespace,
-			Labels:       labels,
+			GenerateName: r.svc.Name + "-",
+			Namespace:    r.svc.Namespace,
+			Labels:       maps.Clone(r.labels),
 			OwnerReferences: []api.OwnerReference{{
 				APIVersion:         "v1",
 				Kind:               "Service",
-				Name:               svc.Name,
-				UID:                svc.UID,
+				Name:               r.svc.Name,
+				UID:                r.svc.UID,
 				Controller:         ptr(true),
 				BlockOwnerDeletion: ptr(true),
 			}},
 		},
-		AddressType: addrType,
+		AddressType: r.addrType,
 		Endpoints:   []api.Endpoint{},
-		Ports:       slices.Clone(ports),
+		Ports:       clonePorts(ports),
 	}
 }
 
@@ -353,25 +466,33 @@ func sliceLabels(current map[string]string, svc *api.Service) (labels map[string
 			labels[k] = v
 		}
 	}
-	n := 0
-	for k, v := range current {
-		if isReservedLabel(k) {
-			continue
-		}
-		n++
-		if got, ok := labels[k]; !ok || got != v {
-			changed = true
-		}
-	}
-	if n != len(labels) {
-		changed = true
-	}
 	if svc.Spec.ClusterIP == "" || svc.Spec.ClusterIP == api.ClusterIPNone {
 		labels[LabelHeadless] = ""
 	}
 	labels[api.LabelServiceName] = svc.Name
 	labels[api.LabelManagedBy] = ControllerName
-	return labels, changed
+	return labels, labelsDiffer(current, labels)
+}
+
+// labelsDiffer reports whether the non-reserved labels of current and
+// want differ.
+func labelsDiffer(current, want map[string]string) bool {
+	n, m := 0, 0
+	for k, v := range current {
+		if isReservedLabel(k) {
+			continue
+		}
+		n++
+		if got, ok := want[k]; !ok || got != v {
+			return true
+		}
+	}
+	for k := range want {
+		if !isReservedLabel(k) {
+			m++
+		}
+	}
+	return n != m
 }
 
 // setTriggerTime sets or (for a zero t) removes the trigger annotation.
@@ -411,68 +532,6 @@ func portKey(ports []api.EndpointPort) string {
 	}
 	slices.Sort(parts)
 	return strings.Join(parts, ",")
-}
-
-// endpointSet holds desired endpoints by endpointKey.
-type endpointSet map[string]*api.Endpoint
-
-func (s endpointSet) insert(ep *api.Endpoint) { s[endpointKey(ep)] = ep }
-
-// sorted returns the endpoints ordered by key (pod namespace/name first),
-// so that placement is deterministic.
-func (s endpointSet) sorted() []*api.Endpoint {
-	out := make([]*api.Endpoint, 0, len(s))
-	for _, k := range slices.Sorted(maps.Keys(s)) {
-		out = append(out, s[k])
-	}
-	return out
-}
-
-// endpointKey identifies an endpoint across writes as Kubernetes' hash
-// does: its target pod, hostname and (sorted) addresses. Conditions, node
-// and zone are not part of it, so their changes are updates in place.
-func endpointKey(ep *api.Endpoint) string {
-	var b strings.Builder
-	if ep.TargetRef != nil {
-		b.WriteString(ep.TargetRef.Namespace)
-		b.WriteByte('/')
-		b.WriteString(ep.TargetRef.Name)
-	}
-	b.WriteByte('|')
-	if ep.Hostname != nil {
-		b.WriteString(*ep.Hostname)
-	}
-	addrs := ep.Addresses
-	if !slices.IsSorted(addrs) {
-		addrs = slices.Sorted(slices.Values(addrs))
-	}
-	for _, a := range addrs {
-		b.WriteByte('|')
-		b.WriteString(a)
-	}
-	return b.String()
-}
-
-// endpointEqualBeyondKey compares what endpointKey leaves out: node, zone,
-// conditions and the target (ignoring its resourceVersion).
-func endpointEqualBeyondKey(a, b *api.Endpoint) bool {
-	if !ptrEqual(a.NodeName, b.NodeName) || !ptrEqual(a.Zone, b.Zone) ||
-		!ptrEqual(a.Conditions.Ready, b.Conditions.Ready) ||
-		!ptrEqual(a.Conditions.Serving, b.Conditions.Serving) ||
-		!ptrEqual(a.Conditions.Terminating, b.Conditions.Terminating) {
-		return false
-	}
-	if (a.TargetRef == nil) != (b.TargetRef == nil) {
-		return false
-	}
-	if a.TargetRef != nil {
-		x, y := *a.TargetRef, *b.TargetRef
-		x.ResourceVersion, y.ResourceVersion = "", ""
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 func ptrEqual[T comparable](a, b *T) bool {

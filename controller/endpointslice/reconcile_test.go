@@ -120,6 +120,7 @@ func manyPods(n int) []*api.Pod {
 type fakeAPI struct {
 	slices map[string]*api.EndpointSlice
 	n      int
+	memo   Memo // kept across the scenario's calls, as the controller does
 }
 
 func newFakeAPI() *fakeAPI { return &fakeAPI{slices: map[string]*api.EndpointSlice{}} }
@@ -185,7 +186,8 @@ func (f *fakeAPI) put(ss ...*api.EndpointSlice) {
 }
 
 // reconcile runs Reconcile on the fake's slices, checks the plan's
-// invariants and returns it.
+// invariants and returns it. It also checks that the Memo changes
+// nothing and that the plan shares no memory with the input or the Memo.
 func (f *fakeAPI) reconcile(t *testing.T, svc *api.Service, pods []*api.Pod, maxPerSlice int, trigger time.Time) Plan {
 	t.Helper()
 	in := Input{Service: svc, Pods: pods, Slices: f.list(), MaxEndpointsPerSlice: maxPerSlice, TriggerTime: trigger}
@@ -194,8 +196,52 @@ func (f *fakeAPI) reconcile(t *testing.T, svc *api.Service, pods []*api.Pod, max
 	if after := mustJSON(t, in); after != before {
 		t.Fatalf("Reconcile mutated its input")
 	}
+	want := mustJSON(t, plan)
+	in.Memo = &f.memo
+	memoized := Reconcile(in)
+	if got := mustJSON(t, memoized); got != want {
+		t.Fatalf("plan with a Memo differs:\n%s\nwithout:\n%s", got, want)
+	}
+	scribble(memoized)
+	if got := mustJSON(t, Reconcile(in)); got != want {
+		t.Fatalf("plan shares memory with the input or the Memo: after scribbling on one, the next differs:\n%s\nwant:\n%s", got, want)
+	}
+	if after := mustJSON(t, Input{Service: svc, Pods: pods, Slices: f.list(), MaxEndpointsPerSlice: maxPerSlice, TriggerTime: trigger}); after != before {
+		t.Fatalf("scribbling on the plan changed the input")
+	}
 	checkPlan(t, svc, maxPerSlice, plan)
 	return plan
+}
+
+// scribble overwrites everything reachable from the plan's written slices.
+func scribble(p Plan) {
+	for _, s := range append(slices.Clone(p.Create), p.Update...) {
+		for k := range s.Labels {
+			s.Labels[k] = "scribbled"
+		}
+		for k := range s.Annotations {
+			s.Annotations[k] = "scribbled"
+		}
+		for _, o := range s.OwnerReferences {
+			*o.Controller, *o.BlockOwnerDeletion = false, false
+		}
+		for _, port := range s.Ports {
+			*port.Name, *port.Port, *port.Protocol = "scribbled", 1, "SCRIBBLED"
+		}
+		for i := range s.Endpoints {
+			ep := &s.Endpoints[i]
+			for j := range ep.Addresses {
+				ep.Addresses[j] = "scribbled"
+			}
+			*ep.Conditions.Ready, *ep.Conditions.Serving, *ep.Conditions.Terminating = true, true, true
+			for _, sp := range []*string{ep.NodeName, ep.Hostname, ep.Zone} {
+				if sp != nil {
+					*sp = "scribbled"
+				}
+			}
+			ep.TargetRef.Name = "scribbled"
+		}
+	}
 }
 
 func mustJSON(t *testing.T, v any) string {
@@ -308,6 +354,13 @@ func (f *fakeAPI) total() int {
 }
 
 // ---- endpoint content ----
+
+// podToEndpoint is the endpoint Reconcile would write for pod.
+func podToEndpoint(pod *api.Pod, svc *api.Service, addrType string) *api.Endpoint {
+	d := derivePod(pod, svc)
+	ep := d.eps[familyIndex(addrType)].endpoint()
+	return &ep
+}
 
 func TestPodToEndpoint(t *testing.T) {
 	tru, fal := ptr(true), ptr(false)
@@ -465,7 +518,12 @@ func TestAddressTypes(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := addressTypes(tc.svc, tc.pods); !slices.Equal(got, tc.want) {
+			hasIPv6 := false
+			for _, p := range tc.pods {
+				d := derivePod(p, tc.svc)
+				hasIPv6 = hasIPv6 || (d.include && d.hasAddr[famIPv6])
+			}
+			if got := addressTypes(tc.svc, hasIPv6); !slices.Equal(got, tc.want) {
 				t.Errorf("addressTypes = %v, want %v", got, tc.want)
 			}
 		})

@@ -135,22 +135,25 @@ func (t *sliceTracker) DeleteService(key string) {
 // syncs; it is an approximation meant for latency measurement.
 type triggerTracker struct {
 	mu     sync.Mutex
-	states map[string]triggerState
+	states map[string]*triggerState
 }
 
 type triggerState struct {
 	service time.Time
-	pods    map[string]podTrigger // by pod name
+	pods    map[string]*podTrigger // by pod name
+	gen     uint64                 // of the last Compute
 }
 
 // podTrigger is a pod's Ready condition as a sync saw it.
 type podTrigger struct {
+	pod   *api.Pod  // the object last seen (unchanged objects are skipped)
 	at    time.Time // lastTransitionTime
 	ready bool
+	seen  uint64 // the generation of the last Compute that saw the pod
 }
 
 func newTriggerTracker() *triggerTracker {
-	return &triggerTracker{states: map[string]triggerState{}}
+	return &triggerTracker{states: map[string]*triggerState{}}
 }
 
 // podTriggerTime is the time of the pod's last Ready transition.
@@ -168,34 +171,49 @@ func (t *triggerTracker) Compute(svc *api.Service, pods []*api.Pod) time.Time {
 	key := svc.Namespace + "/" + svc.Name
 	t.mu.Lock()
 	state, known := t.states[key]
+	if !known {
+		state = &triggerState{pods: make(map[string]*podTrigger, len(pods))}
+		t.states[key] = state
+	}
 	t.mu.Unlock()
 
+	state.gen++
 	var earliest time.Time
 	note := func(tt time.Time) {
 		if earliest.IsZero() || tt.Before(earliest) {
 			earliest = tt
 		}
 	}
-	podTimes := make(map[string]podTrigger, len(pods))
 	for _, pod := range pods {
-		now := podTrigger{at: podTriggerTime(pod), ready: api.IsPodReady(pod)}
-		if now.at.IsZero() {
+		prev := state.pods[pod.Name]
+		if prev != nil && prev.pod == pod {
+			prev.seen = state.gen
 			continue
 		}
-		podTimes[pod.Name] = now
-		prev, seen := state.pods[pod.Name]
-		if !seen || now.at.After(prev.at) || now.ready != prev.ready {
-			note(now.at)
+		at := podTriggerTime(pod)
+		if at.IsZero() {
+			continue
+		}
+		ready := api.IsPodReady(pod)
+		if prev == nil {
+			prev = &podTrigger{}
+			state.pods[pod.Name] = prev
+			note(at)
+		} else if at.After(prev.at) || ready != prev.ready {
+			note(at)
+		}
+		prev.pod, prev.at, prev.ready, prev.seen = pod, at, ready, state.gen
+	}
+	for name, p := range state.pods {
+		if p.seen != state.gen {
+			delete(state.pods, name)
 		}
 	}
 	created := svc.CreationTimestamp.Time
 	if created.After(state.service) {
 		note(created)
 	}
-
-	t.mu.Lock()
-	t.states[key] = triggerState{service: created, pods: podTimes}
-	t.mu.Unlock()
+	state.service = created
 	if !known {
 		return created
 	}
