@@ -310,7 +310,6 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	case ctx.Err() != nil:
 	case c.queue.NumRequeues(key) < maxRetries:
 		if errors.Is(err, errStaleCache) {
-			c.setWaiting(key, true)
 			c.log.Debug("slice cache is stale, waiting", "service", key)
 		} else {
 			c.log.Info("sync failed, retrying", "service", key, "retries", c.queue.NumRequeues(key), "err", err)
@@ -353,12 +352,17 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		return nil
 	}
 
-	pods := c.podsFor(svc)
+	// Mark the Service as waiting before reading the slice cache: the
+	// slice event that makes the cache current is delivered after the
+	// cache holds it, so it requeues the Service at once.
+	c.setWaiting(key, true)
 	existing := c.slicesFor(key)
 	if c.tracker.Stale(svc, existing) {
 		return errStaleCache
 	}
 	c.setWaiting(key, false)
+	pods := c.podsFor(svc)
+
 	// Always computed, so the tracker sees every sync even a no-op one.
 	trigger := c.triggers.Compute(svc, pods)
 	plan := Reconcile(Input{

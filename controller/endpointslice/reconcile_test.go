@@ -125,7 +125,7 @@ type fakeAPI struct {
 
 func newFakeAPI() *fakeAPI { return &fakeAPI{slices: map[string]*api.EndpointSlice{}} }
 
-func (f *fakeAPI) apply(t *testing.T, plan Plan) {
+func (f *fakeAPI) apply(t testing.TB, plan Plan) {
 	t.Helper()
 	for _, s := range plan.Create {
 		if s.Name != "" || s.GenerateName == "" {
