@@ -131,6 +131,33 @@ func TestService250Pods(t *testing.T) {
 		}
 		e.waitEndpoints("shop", "web", want, 100)
 	})
+
+	t.Run("a slice edited by someone else is repaired", func(t *testing.T) {
+		victim := e.slices("shop", "web")[1]
+		victim.Endpoints = victim.Endpoints[:len(victim.Endpoints)/2]
+		if err := e.c.Update(e.ctx, sliceInfo, "shop", &victim); err != nil {
+			t.Fatal(err)
+		}
+		e.waitEndpoints("shop", "web", want, 100)
+	})
+
+	t.Run("a selector matching nothing leaves one empty placeholder", func(t *testing.T) {
+		var cur api.Service
+		if err := e.c.Get(e.ctx, serviceInfo, "shop", "web", &cur); err != nil {
+			t.Fatal(err)
+		}
+		cur.Spec.Selector = map[string]string{"app": "nothing"}
+		if err := e.c.Update(e.ctx, serviceInfo, "shop", &cur); err != nil {
+			t.Fatal(err)
+		}
+		e.waitFor("one empty slice", 30*time.Second, func() (bool, error) {
+			ss := e.slices("shop", "web")
+			if len(ss) != 1 || len(ss[0].Endpoints) != 0 || len(ss[0].Ports) != 0 {
+				return false, fmt.Errorf("%d slices", len(ss))
+			}
+			return true, nil
+		})
+	})
 }
 
 // countIn counts the endpoints of before not in slice (other=true) or in it.

@@ -866,6 +866,42 @@ func TestReconcile(t *testing.T) {
 				t.Fatalf("plan creates %d", len(plan.Create))
 			}
 		}},
+		{"a pod given twice is one endpoint", func(t *testing.T, f *fakeAPI) {
+			pods := manyPods(3)
+			f.converge(t, testService(), append(pods, pods[1]), 0)
+			if f.total() != 3 {
+				t.Errorf("%d endpoints, want 3", f.total())
+			}
+		}},
+		{"a foreign endpoint without a pod is dropped", func(t *testing.T, f *fakeAPI) {
+			pods := manyPods(3)
+			f.converge(t, testService(), pods, 0)
+			s := api.DeepCopy(f.list()[0])
+			s.Endpoints = append(s.Endpoints, api.Endpoint{Addresses: []string{"192.168.0.9"}})
+			s.Generation++
+			f.put(s)
+			plan := f.converge(t, testService(), pods, 0)
+			if !slices.Equal(names(plan.Update), []string{s.Name}) || f.total() != 3 {
+				t.Errorf("updates %v, total %d", names(plan.Update), f.total())
+			}
+		}},
+		{"an endpoint edited by someone else is rewritten", func(t *testing.T, f *fakeAPI) {
+			pods := manyPods(3)
+			f.converge(t, testService(), pods, 0)
+			s := api.DeepCopy(f.list()[0])
+			s.Endpoints[1].Conditions.Ready = ptr(false)
+			s.Endpoints[2].Zone = ptr("z1")
+			f.put(s)
+			plan := f.converge(t, testService(), pods, 0)
+			if !slices.Equal(names(plan.Update), []string{s.Name}) {
+				t.Fatalf("updates %v", names(plan.Update))
+			}
+			for _, ep := range f.list()[0].Endpoints {
+				if !*ep.Conditions.Ready || ep.Zone != nil {
+					t.Errorf("endpoint %s not repaired: %+v", ep.TargetRef.Name, ep)
+				}
+			}
+		}},
 		{"existing endpoint order is kept and new ones appended", func(t *testing.T, f *fakeAPI) {
 			pods := manyPods(3)
 			f.converge(t, testService(), pods, 0)
