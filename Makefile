@@ -9,7 +9,7 @@ VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X github.com/skiff-dev/skiff/internal/version.GitCommit=$(VERSION)
 
 # Packages whose code runs goroutines concurrently: tested with -race.
-RACE_PKGS := ./store/... ./apiserver/... ./client/... ./controller/... ./server/...
+RACE_PKGS := ./store/... ./apiserver/... ./client/... ./controller/... ./scheduler/... ./server/... ./dns/...
 
 .PHONY: build run test unit race fuzz vet bench deps clean
 
@@ -38,8 +38,11 @@ race:
 fuzz:
 	./hack/fuzz.sh $(FUZZTIME)
 
+# bench runs the README's performance figures (hack/bench.sh), then the
+# package micro-benchmarks.
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./store/ ./apiserver/... ./server/
+	./hack/bench.sh
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./store/ ./apiserver/...
 
 clean:
 	rm -rf bin

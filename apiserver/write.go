@@ -450,6 +450,13 @@ func (h *handler) applyUpdate(ctx context.Context, tx store.Txn, run *hookRun, k
 		if r.subs["status"] {
 			r.copyStatus(newObj, old)
 		}
+		// The resource's own update strategy (a Service keeps its
+		// allocated clusterIP/nodePorts when the request omits them and
+		// drops the ones a type change no longer needs), before defaulting
+		// and validation as in Kubernetes.
+		if r.info.PrepareForUpdate != nil {
+			r.info.PrepareForUpdate(newObj, old)
+		}
 	}
 	meta := obj.GetObjectMeta()
 	validate := sub != "binding" && sub != "finalize"

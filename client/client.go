@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"time"
 )
@@ -169,6 +170,11 @@ func (c *Client) do(ctx context.Context, r request) error {
 	case *[]byte:
 		*out, err = io.ReadAll(resp.Body)
 	default:
+		// The answer replaces out: decoding into a used value would keep
+		// fields the server dropped (a nodePort cleared by a type change).
+		if v := reflect.ValueOf(out); v.Kind() == reflect.Pointer && !v.IsNil() {
+			v.Elem().SetZero()
+		}
 		err = json.NewDecoder(resp.Body).Decode(out)
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -301,8 +302,14 @@ func WaitForCacheSync(ctx context.Context, synced ...func() bool) bool {
 }
 
 // Run lists and watches until ctx ends, then returns nil. It may be called
-// once; a second call returns ErrInformerRunning.
+// once; a second call returns ErrInformerRunning. An informer that can
+// never list (a resource without New, or a namespace given for a
+// cluster-scoped resource) returns an error wrapping ErrInvalidRequest at
+// once instead of retrying forever.
 func (i *Informer) Run(ctx context.Context) error {
+	if err := i.check(); err != nil {
+		return err
+	}
 	if !i.running.CompareAndSwap(false, true) {
 		return ErrInformerRunning
 	}
@@ -316,6 +323,19 @@ func (i *Informer) Run(ctx context.Context) error {
 	i.listAndWatch(ctx)
 	cancel()
 	wg.Wait()
+	return nil
+}
+
+func (i *Informer) check() error {
+	if i.info.New == nil {
+		return fmt.Errorf("client: informer %s: %w: resource has no New", i.info.Resource, ErrInvalidRequest)
+	}
+	if i.opts.Namespace != "" && !i.info.Namespaced {
+		return fmt.Errorf("client: informer %s: %w: cluster-scoped resource but namespace %q was given", i.info.Resource, ErrInvalidRequest, i.opts.Namespace)
+	}
+	if _, err := ResourcePath(i.info, i.opts.Namespace, ""); err != nil {
+		return fmt.Errorf("client: informer: %w", err)
+	}
 	return nil
 }
 

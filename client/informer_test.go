@@ -136,9 +136,8 @@ func TestInformerListThenWatch(t *testing.T) {
 		t.Errorf("watches started from %q, want one from the list's %q", starts, listRV)
 	}
 	stop()
-	if n := g.activeWatches(); n != 0 {
-		t.Errorf("%d watch streams still open on the server after Run returned", n)
-	}
+	// The server sees the stream end once the cancelled request reaches it.
+	waitFor(t, "the server to see the watch end", func() bool { return g.activeWatches() == 0 })
 }
 
 // prevRV is rv - 1 (the fixture's revisions are consecutive integers).
@@ -501,5 +500,31 @@ func TestHandlerFuncsSkipsNil(t *testing.T) {
 				t.Fatalf("calls = %v, want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestInformerRunRejectsImpossibleConfig(t *testing.T) {
+	_, g, c := startGatedFixture(t)
+	tests := []struct {
+		name string
+		info *api.ResourceInfo
+		opts client.InformerOptions
+	}{
+		{name: "no New", info: widgets},
+		{name: "namespace for a cluster-scoped resource", info: &api.ResourceInfo{
+			Version: "v1", Resource: "nodes", Kind: "Node", New: func() api.Object { return &widget{} },
+		}, opts: client.InformerOptions{Namespace: "a"}},
+		{name: "bad namespace", info: typedWidgets, opts: client.InformerOptions{Namespace: "a/b"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := client.NewInformer(c, tc.info, tc.opts).Run(ctxT(t))
+			if !errors.Is(err, client.ErrInvalidRequest) {
+				t.Fatalf("Run = %v, want ErrInvalidRequest", err)
+			}
+		})
+	}
+	if n := g.listCount(); n != 0 {
+		t.Errorf("%d list requests sent for impossible informers", n)
 	}
 }

@@ -87,10 +87,7 @@ func (i *Informer) sleep(ctx context.Context, failures *int) {
 // decode builds a typed object from JSON and fills an empty apiVersion and
 // kind from info.
 func (i *Informer) decode(raw []byte) (api.Object, error) {
-	if i.info.New == nil {
-		return nil, fmt.Errorf("client: informer %s: %w: resource has no New", i.info.Resource, ErrInvalidRequest)
-	}
-	obj := i.info.New()
+	obj := i.info.New() // Run checked that New is set
 	if err := json.Unmarshal(raw, obj); err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ const (
 // changed), so a restart is a no-op.
 func (s *Server) bootstrap(ctx context.Context, c *client.Client) error {
 	res := resourceTable(s.resource)
-	for _, ns := range []string{"default", "kube-system", "kube-public"} {
+	for _, ns := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {
 		obj := &api.Namespace{ObjectMeta: api.ObjectMeta{Name: ns}}
 		if err := createIfAbsent(ctx, c, res["namespaces"], "", obj); err != nil {
 			return err

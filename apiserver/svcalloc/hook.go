@@ -2,6 +2,7 @@ package svcalloc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -72,7 +73,7 @@ func (h *Hook) Admit(ctx context.Context, tx store.Txn, a apiserver.Admission) (
 		}
 		return h.admitService(tx, a.Op, o, old)
 	case *api.IPAddress:
-		return h.admitIPAddress(a.Op, o)
+		return h.admitIPAddress(tx, a.Op, o)
 	}
 	return apiserver.Outcome{}, nil
 }
@@ -392,7 +393,7 @@ func oldNodePort(old *api.Service, p *api.ServicePort) int32 {
 
 // admitIPAddress keeps direct writes of IPAddress objects (by users or by
 // Repair) in the index.
-func (h *Hook) admitIPAddress(op apiserver.Op, ipa *api.IPAddress) (apiserver.Outcome, error) {
+func (h *Hook) admitIPAddress(tx store.Txn, op apiserver.Op, ipa *api.IPAddress) (apiserver.Outcome, error) {
 	ip, err := netip.ParseAddr(ipa.Name)
 	if err != nil || !h.ips.InRange(ip) {
 		return apiserver.Outcome{}, nil // outside the range: not ours to index
@@ -404,7 +405,39 @@ func (h *Hook) admitIPAddress(op apiserver.Op, ipa *api.IPAddress) (apiserver.Ou
 		}
 		return apiserver.Outcome{OnAbort: func() { h.ips.Release(ip) }}, nil
 	case apiserver.OpDelete:
+		// The IPAddress of a live Service that holds the IP stays: freeing
+		// it would let another Service take the same ClusterIP. (The
+		// hook's own deletes go through ObjectWriter, not through here.)
+		if holder, err := h.liveParent(tx, ipa); err != nil {
+			return apiserver.Outcome{}, err
+		} else if holder != "" {
+			return apiserver.Outcome{}, apiserver.NewConflict("ipaddresses.networking.k8s.io", ipa.Name,
+				fmt.Errorf("the IP is in use by Service %s", holder))
+		}
 		return apiserver.Outcome{OnCommit: func() { h.ips.Release(ip) }}, nil
 	}
 	return apiserver.Outcome{}, nil
+}
+
+// liveParent returns "ns/name" of the Service ipa's parentRef names when
+// that Service exists and holds ipa's IP, else "".
+func (h *Hook) liveParent(tx store.Txn, ipa *api.IPAddress) (string, error) {
+	ref := ipa.Spec.ParentRef
+	if ref == nil || ref.Resource != "services" || ref.Name == "" {
+		return "", nil
+	}
+	kv, ok, err := tx.Get(apiserver.KeyFor(h.svcInfo, ref.Namespace, ref.Name))
+	if err != nil || !ok {
+		return "", err
+	}
+	var svc api.Service
+	if err := json.Unmarshal(kv.Value, &svc); err != nil {
+		return "", fmt.Errorf("svcalloc: decode %s: %w", kv.Key, err)
+	}
+	held, err1 := netip.ParseAddr(svc.Spec.ClusterIP)
+	ip, err2 := netip.ParseAddr(ipa.Name)
+	if !wantsIP(&svc) || err1 != nil || err2 != nil || held != ip {
+		return "", nil
+	}
+	return ref.Namespace + "/" + ref.Name, nil
 }

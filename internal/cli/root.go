@@ -65,6 +65,9 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "pod runtime: auto, containerd or process")
 	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
 	f.StringSliceVar(&cfg.DisabledControllers, "disable-controller", nil, "built-in controller not to run (repeatable): gc, namespace, ...")
+	f.IntVar(&cfg.MaxEndpointsPerSlice, "max-endpoints-per-slice", cfg.MaxEndpointsPerSlice, "most endpoints in one EndpointSlice (1-1000)")
+	f.DurationVar(&cfg.NodeMonitorGracePeriod, "node-monitor-grace-period", cfg.NodeMonitorGracePeriod, "a node silent this long becomes NotReady")
+	f.DurationVar(&cfg.PodEvictionTimeout, "pod-eviction-timeout", cfg.PodEvictionTimeout, "delete a NotReady node's controller-owned pods after this long")
 	f.IntVar(&cfg.HistorySize, "history-size", cfg.HistorySize, "revisions of watch history kept in the store")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long SIGTERM waits for requests to finish")
 	return cmd

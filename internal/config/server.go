@@ -28,6 +28,13 @@ type Server struct {
 	NodeIP        []string // --node-ip
 	Runtime       string   // --runtime (node agent issue)
 	ProxyMode     string   // --proxy-mode (service proxy issue)
+	// MaxEndpointsPerSlice caps endpoints per EndpointSlice (1..1000).
+	MaxEndpointsPerSlice int
+	// NodeMonitorGracePeriod: a node silent this long becomes NotReady.
+	NodeMonitorGracePeriod time.Duration
+	// PodEvictionTimeout: a NotReady node's controller-owned pods are
+	// deleted after this long.
+	PodEvictionTimeout time.Duration
 	// DisabledControllers names built-in controllers not to run ("gc",
 	// "namespace", ...); tests use it to run their own instance instead.
 	DisabledControllers []string
@@ -42,17 +49,20 @@ type Server struct {
 // Defaults returns the documented defaults (DESIGN.md).
 func ServerDefaults() Server {
 	return Server{
-		DataDir:         "/var/lib/skiff",
-		Listen:          "0.0.0.0:6443",
-		ServiceCIDR:     "10.96.0.0/16",
-		ClusterCIDR:     "10.244.0.0/16",
-		NodePortRange:   "30000-32767",
-		ClusterDomain:   "cluster.local",
-		DNSListen:       "",
-		Runtime:         "auto",
-		ProxyMode:       "iptables",
-		HistorySize:     50000,
-		ShutdownTimeout: 10 * time.Second,
+		DataDir:                "/var/lib/skiff",
+		Listen:                 "0.0.0.0:6443",
+		ServiceCIDR:            "10.96.0.0/16",
+		ClusterCIDR:            "10.244.0.0/16",
+		NodePortRange:          "30000-32767",
+		ClusterDomain:          "cluster.local",
+		DNSListen:              "",
+		Runtime:                "auto",
+		ProxyMode:              "iptables",
+		HistorySize:            50000,
+		MaxEndpointsPerSlice:   100,
+		NodeMonitorGracePeriod: 40 * time.Second,
+		PodEvictionTimeout:     5 * time.Minute,
+		ShutdownTimeout:        10 * time.Second,
 	}
 }
 
@@ -103,6 +113,12 @@ func (c Server) Parse() (Parsed, error) {
 		return p, fmt.Errorf("--listen %q: %w", c.Listen, err)
 	}
 	p.ListenHost, p.ListenPort = host, port
+	if c.MaxEndpointsPerSlice < 1 || c.MaxEndpointsPerSlice > 1000 {
+		return p, fmt.Errorf("--max-endpoints-per-slice %d: must be between 1 and 1000", c.MaxEndpointsPerSlice)
+	}
+	if c.NodeMonitorGracePeriod <= 0 || c.PodEvictionTimeout <= 0 {
+		return p, fmt.Errorf("--node-monitor-grace-period and --pod-eviction-timeout must be positive")
+	}
 	if c.DataDir == "" {
 		return p, fmt.Errorf("--data-dir must not be empty")
 	}

@@ -1,0 +1,871 @@
+package deployment_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/client/workqueue"
+	"github.com/skiff-dev/skiff/controller/deployment"
+	"github.com/skiff-dev/skiff/internal/config"
+	"github.com/skiff-dev/skiff/server"
+)
+
+const ns = "default"
+
+// env is a real API server (bbolt, HTTPS on loopback) with the deployment
+// controller under test and a simulated node.
+type env struct {
+	t      testing.TB
+	ctx    context.Context
+	c      *client.Client
+	dInfo  *api.ResourceInfo
+	pInfo  *api.ResourceInfo
+	rec    *recorder
+	node   *nodeSim
+	cancel context.CancelFunc
+	wg     *sync.WaitGroup
+}
+
+func start(t testing.TB) *env {
+	t.Helper()
+	cfg := config.ServerDefaults()
+	cfg.DataDir = t.TempDir()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.NoSync = true
+	// The test binds pods itself, as node and scheduler.
+	cfg.DisabledControllers = []string{"deployment", "scheduler"}
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := server.Start(ctx, cfg, nil)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	c, err := s.Client()
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	res := api.Resources()
+	e := &env{t: t, ctx: ctx, c: c, dInfo: api.Lookup(res, "apps/v1", "deployments"), pInfo: api.Lookup(res, "v1", "pods"),
+		rec: &recorder{}, cancel: cancel, wg: &sync.WaitGroup{}}
+
+	log := slog.New(slog.DiscardHandler)
+	if os.Getenv("SKIFF_TEST_LOG") != "" {
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	deploys := client.NewInformer(c, e.dInfo, client.InformerOptions{})
+	pods := client.NewInformer(c, e.pInfo, client.InformerOptions{})
+	ctl := deployment.New(c, deploys, pods, deployment.Options{Recorder: e.rec}, log)
+	e.node = newNodeSim(c, e.pInfo)
+	e.wg.Go(func() { deploys.Run(ctx) })
+	e.wg.Go(func() { pods.Run(ctx) })
+	e.wg.Go(func() {
+		if err := ctl.Run(ctx, 2); err != nil {
+			t.Errorf("controller: %v", err)
+		}
+	})
+	e.wg.Go(func() { e.node.run(ctx) })
+	t.Cleanup(func() {
+		cancel()
+		e.wg.Wait()
+		if err := s.Stop(); err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	})
+	return e
+}
+
+// recorder collects Events as "Type Reason: message".
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recorder) Eventf(obj api.Object, eventType, reason, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, fmt.Sprintf("%s %s: %s", eventType, reason, fmt.Sprintf(format, args...)))
+}
+
+func (r *recorder) has(substr string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.events {
+		if strings.Contains(e, substr) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *recorder) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return strings.Join(r.events, "\n")
+}
+
+// nodeSim acts as the node agent and scheduler would: it binds pending
+// pods to "node-1", reports them Running and Ready with an IP (when its
+// policy allows, after the policy's delay), and finishes the deletion of
+// terminating pods (grace period 0).
+type nodeSim struct {
+	c     *client.Client
+	info  *api.ResourceInfo
+	pods  *client.Informer
+	queue *workqueue.Queue[string]
+
+	mu        sync.Mutex
+	policy    func(p *api.Pod) (delay time.Duration, ready bool)
+	boundSeen map[string]time.Time
+	ips       int
+	// fakeReadyTimes: Ready lastTransitionTime is an hour ago plus one
+	// second per pod readied, so readiness order is visible at second
+	// precision.
+	fakeReadyTimes bool
+	readied        int
+}
+
+func newNodeSim(c *client.Client, info *api.ResourceInfo) *nodeSim {
+	n := &nodeSim{c: c, info: info, queue: workqueue.New[string](20*time.Millisecond, time.Second),
+		boundSeen: map[string]time.Time{},
+		policy:    func(*api.Pod) (time.Duration, bool) { return 0, true }}
+	n.pods = client.NewInformer(c, info, client.InformerOptions{Namespace: ns})
+	enqueue := func(obj api.Object) { n.queue.Add(obj.GetObjectMeta().Name) }
+	n.pods.AddEventHandler(client.HandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, o api.Object) { enqueue(o) }})
+	return n
+}
+
+// setPolicy changes when pods become ready and re-examines every pod.
+func (n *nodeSim) setPolicy(f func(p *api.Pod) (time.Duration, bool)) {
+	n.mu.Lock()
+	n.policy = f
+	n.mu.Unlock()
+	for _, o := range n.pods.List() {
+		n.queue.Add(o.GetObjectMeta().Name)
+	}
+}
+
+func (n *nodeSim) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { n.pods.Run(ctx) })
+	for range 4 {
+		wg.Go(func() {
+			for {
+				name, ok := n.queue.Get()
+				if !ok {
+					return
+				}
+				err := n.sync(ctx, name)
+				if err != nil && ctx.Err() == nil && !client.IsConflict(err) && !client.IsNotFound(err) {
+					fmt.Fprintf(os.Stderr, "node sim: %s: %v\n", name, err)
+				}
+				if ctx.Err() == nil && (err != nil || n.needsRetry(name)) {
+					n.queue.AddRateLimited(name)
+				} else {
+					n.queue.Forget(name)
+				}
+				n.queue.Done(name)
+			}
+		})
+	}
+	<-ctx.Done()
+	n.queue.ShutDown()
+	wg.Wait()
+}
+
+// needsRetry: the pod is still in the cache and not in its final state.
+func (n *nodeSim) needsRetry(name string) bool {
+	obj, ok := n.pods.Get(ns, name)
+	if !ok {
+		return false
+	}
+	p := obj.(*api.Pod)
+	return p.DeletionTimestamp != nil || p.Spec.NodeName == ""
+}
+
+func (n *nodeSim) sync(ctx context.Context, name string) error {
+	obj, ok := n.pods.Get(ns, name)
+	if !ok {
+		return nil
+	}
+	p := obj.(*api.Pod)
+	if p.DeletionTimestamp != nil {
+		zero := int64(0)
+		return n.c.Delete(ctx, n.info, ns, name, client.DeleteOptions{GracePeriodSeconds: &zero,
+			Preconditions: &client.Preconditions{UID: p.UID}})
+	}
+	if p.Spec.NodeName == "" {
+		path, err := client.ResourcePath(n.info, ns, name, "binding")
+		if err != nil {
+			return err
+		}
+		b := api.Binding{TypeMeta: api.TypeMeta{APIVersion: "v1", Kind: "Binding"},
+			ObjectMeta: api.ObjectMeta{Name: name, UID: p.UID},
+			Target:     api.ObjectReference{APIVersion: "v1", Kind: "Node", Name: "node-1"}}
+		return n.c.Do(ctx, "POST", path, b, nil)
+	}
+	if api.IsPodReady(p) {
+		return nil
+	}
+	n.mu.Lock()
+	delay, ready := n.policy(p)
+	first, seen := n.boundSeen[p.UID]
+	if !seen {
+		first = time.Now()
+		n.boundSeen[p.UID] = first
+	}
+	n.mu.Unlock()
+	if !ready {
+		return nil
+	}
+	if wait := time.Until(first.Add(delay)); wait > 0 {
+		n.queue.AddAfter(name, wait)
+		return nil
+	}
+	n.mu.Lock()
+	n.ips++
+	ip := fmt.Sprintf("10.244.%d.%d", n.ips/250, n.ips%250+2)
+	now := api.Now()
+	if n.fakeReadyTimes {
+		n.readied++
+		now = api.NewTime(time.Now().Add(-time.Hour).Add(time.Duration(n.readied) * time.Second))
+	}
+	n.mu.Unlock()
+	q := api.DeepCopy(p)
+	q.Status.Phase = api.PodRunning
+	q.Status.PodIP, q.Status.PodIPs = ip, []api.PodIP{{IP: ip}}
+	q.Status.HostIP = "192.168.0.10"
+	q.Status.StartTime = &now
+	q.Status.Conditions = []api.PodCondition{
+		{Type: api.PodScheduled, Status: api.ConditionTrue, LastTransitionTime: now},
+		{Type: api.PodInitialized, Status: api.ConditionTrue, LastTransitionTime: now},
+		{Type: api.ContainersReady, Status: api.ConditionTrue, LastTransitionTime: now},
+		{Type: api.PodReady, Status: api.ConditionTrue, LastTransitionTime: now},
+	}
+	return n.c.UpdateStatus(ctx, n.info, ns, q)
+}
+
+// ---- helpers ----
+
+func newDeployment(name string, replicas int32, image string) *api.Deployment {
+	labels := map[string]string{"app": name}
+	return &api.Deployment{
+		ObjectMeta: api.ObjectMeta{Name: name, Namespace: ns},
+		Spec: api.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &api.LabelSelector{MatchLabels: labels},
+			Template: api.PodTemplateSpec{
+				ObjectMeta: api.ObjectMeta{Labels: labels},
+				Spec:       api.PodSpec{Containers: []api.Container{{Name: "app", Image: image}}},
+			},
+		},
+	}
+}
+
+func (e *env) create(d *api.Deployment) *api.Deployment {
+	e.t.Helper()
+	if err := e.c.Create(e.ctx, e.dInfo, ns, d); err != nil {
+		e.t.Fatalf("create deployment: %v", err)
+	}
+	return d
+}
+
+func (e *env) get(name string) *api.Deployment {
+	e.t.Helper()
+	d := &api.Deployment{}
+	if err := e.c.Get(e.ctx, e.dInfo, ns, name, d); err != nil {
+		e.t.Fatalf("get deployment: %v", err)
+	}
+	return d
+}
+
+// mutate applies f to the latest version of the Deployment, retrying on
+// conflicts with the controller's own writes.
+func (e *env) mutate(name string, f func(d *api.Deployment)) *api.Deployment {
+	e.t.Helper()
+	for range 20 {
+		d := e.get(name)
+		f(d)
+		err := e.c.Update(e.ctx, e.dInfo, ns, d)
+		if err == nil {
+			return d
+		}
+		if !client.IsConflict(err) {
+			e.t.Fatalf("update deployment: %v", err)
+		}
+	}
+	e.t.Fatal("update deployment: too many conflicts")
+	return nil
+}
+
+func (e *env) listPods(name string) []api.Pod {
+	e.t.Helper()
+	var l api.PodList
+	if err := e.c.List(e.ctx, e.pInfo, ns, client.ListOptions{LabelSelector: "app=" + name}, &l); err != nil {
+		e.t.Fatalf("list pods: %v", err)
+	}
+	return l.Items
+}
+
+// live are the non-terminating pods.
+func live(pods []api.Pod) []api.Pod {
+	return slices.DeleteFunc(slices.Clone(pods), func(p api.Pod) bool { return p.DeletionTimestamp != nil })
+}
+
+func podNames(pods []api.Pod) []string {
+	out := make([]string, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// waitFor polls cond every 20ms until it holds or timeout passes.
+func (e *env) waitFor(what string, timeout time.Duration, cond func() (bool, string)) {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last string
+	for {
+		ok, detail := cond()
+		if ok {
+			return
+		}
+		last = detail
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out after %v waiting for %s; last: %s\nevents:\n%s", timeout, what, last, e.rec)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func condition(d *api.Deployment, t string) *api.DeploymentCondition {
+	for i := range d.Status.Conditions {
+		if d.Status.Conditions[i].Type == t {
+			return &d.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// waitComplete waits until the Deployment has rolled out completely: every
+// pod of the current template, Ready and available, status converged
+// with Available=True and Progressing=True/NewReplicaSetAvailable, and no
+// terminating pods left.
+func (e *env) waitComplete(name string, replicas int32) *api.Deployment {
+	e.t.Helper()
+	var d *api.Deployment
+	e.waitFor(fmt.Sprintf("%s complete with %d replicas", name, replicas), 30*time.Second, func() (bool, string) {
+		d = e.get(name)
+		hash := deployment.TemplateHash(&d.Spec.Template)
+		pods := e.listPods(name)
+		st := d.Status
+		detail := fmt.Sprintf("gen %d observed %d status %+v pods %d", d.Generation, st.ObservedGeneration,
+			struct{ R, U, Rd, A, Un int32 }{st.Replicas, st.UpdatedReplicas, st.ReadyReplicas, st.AvailableReplicas, st.UnavailableReplicas}, len(pods))
+		if st.ObservedGeneration != d.Generation || st.Replicas != replicas || st.UpdatedReplicas != replicas ||
+			st.ReadyReplicas != replicas || st.AvailableReplicas != replicas || st.UnavailableReplicas != 0 {
+			return false, detail
+		}
+		if len(pods) != int(replicas) {
+			return false, detail
+		}
+		for _, p := range pods {
+			if p.DeletionTimestamp != nil || p.Labels[deployment.LabelPodTemplateHash] != hash || !api.IsPodReady(&p) {
+				return false, detail + " pod " + p.Name + " not current"
+			}
+		}
+		a, p := condition(d, api.DeploymentAvailable), condition(d, api.DeploymentProgressing)
+		if a == nil || a.Status != api.ConditionTrue || a.Reason != deployment.ReasonMinimumReplicasAvailable {
+			return false, fmt.Sprintf("%s Available %+v", detail, a)
+		}
+		if p == nil || p.Status != api.ConditionTrue || p.Reason != deployment.ReasonNewReplicaSetAvailable {
+			return false, fmt.Sprintf("%s Progressing %+v", detail, p)
+		}
+		return true, ""
+	})
+	return d
+}
+
+// invariants watches the pods of one Deployment through an informer and
+// checks every state it sees: non-terminating pods <= maxTotal and Ready
+// non-terminating pods >= minReady.
+type invariants struct {
+	mu        sync.Mutex
+	armed     bool
+	minReady  int
+	maxTotal  int
+	states    int
+	seenMax   int
+	seenMin   int
+	violation []string
+}
+
+func (e *env) watchInvariants(name string) *invariants {
+	inv := &invariants{seenMin: 1 << 30}
+	inf := client.NewInformer(e.c, e.pInfo, client.InformerOptions{Namespace: ns, LabelSelector: "app=" + name})
+	check := func(api.Object) {
+		total, ready := 0, 0
+		for _, o := range inf.List() {
+			p := o.(*api.Pod)
+			if p.DeletionTimestamp != nil {
+				continue
+			}
+			total++
+			if api.IsPodReady(p) {
+				ready++
+			}
+		}
+		inv.mu.Lock()
+		defer inv.mu.Unlock()
+		if !inv.armed {
+			return
+		}
+		inv.states++
+		inv.seenMax = max(inv.seenMax, total)
+		inv.seenMin = min(inv.seenMin, ready)
+		if total > inv.maxTotal || ready < inv.minReady {
+			inv.violation = append(inv.violation, fmt.Sprintf("total %d (max %d), ready %d (min %d)", total, inv.maxTotal, ready, inv.minReady))
+		}
+	}
+	inf.AddEventHandler(client.HandlerFuncs{AddFunc: check, UpdateFunc: func(_, o api.Object) { check(o) }, DeleteFunc: check})
+	e.wg.Go(func() { inf.Run(e.ctx) })
+	if !client.WaitForCacheSync(e.ctx, inf.HasSynced) {
+		e.t.Fatal("invariant informer did not sync")
+	}
+	return inv
+}
+
+func (inv *invariants) arm(minReady, maxTotal int) {
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	inv.armed, inv.minReady, inv.maxTotal = true, minReady, maxTotal
+	inv.states, inv.seenMax, inv.seenMin = 0, 0, 1<<30
+}
+
+func (inv *invariants) report(t *testing.T) (states, seenMax, seenMin int) {
+	t.Helper()
+	inv.mu.Lock()
+	defer inv.mu.Unlock()
+	if len(inv.violation) > 0 {
+		t.Errorf("invariants violated %d times, first: %s", len(inv.violation), inv.violation[0])
+	}
+	return inv.states, inv.seenMax, inv.seenMin
+}
+
+// ---- tests ----
+
+func TestCreateAndScale(t *testing.T) {
+	e := start(t)
+	e.node.mu.Lock()
+	e.node.fakeReadyTimes = true
+	e.node.mu.Unlock()
+	inv := e.watchInvariants("web")
+	inv.arm(0, 3) // creating 3 pods never makes more than 3
+	e.create(newDeployment("web", 3, "nginx:1"))
+	d := e.waitComplete("web", 3)
+	if states, _, _ := inv.report(t); states == 0 {
+		t.Fatal("the invariant checker saw nothing")
+	}
+	if d.Annotations[deployment.AnnotationRevision] != "1" {
+		t.Errorf("revision annotation %q, want 1", d.Annotations[deployment.AnnotationRevision])
+	}
+	hash := deployment.TemplateHash(&d.Spec.Template)
+	for _, p := range e.listPods("web") {
+		ref := api.ControllerRef(&p.ObjectMeta)
+		if ref == nil || ref.UID != d.UID || ref.Kind != "Deployment" || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
+			t.Errorf("pod %s owner %+v", p.Name, p.OwnerReferences)
+		}
+		prefix := "web-" + hash + "-"
+		if !strings.HasPrefix(p.Name, prefix) || len(p.Name) != len(prefix)+5 {
+			t.Errorf("pod name %q, want %s<5 chars>", p.Name, prefix)
+		}
+	}
+	original := podNames(e.listPods("web"))
+	// The last of the original pods to become Ready (fake ready times
+	// increase per pod readied).
+	var newestReady string
+	var newestTime time.Time
+	for _, p := range e.listPods("web") {
+		if c := api.GetPodCondition(&p.Status, api.PodReady); c != nil && c.LastTransitionTime.After(newestTime) {
+			newestReady, newestTime = p.Name, c.LastTransitionTime.Time
+		}
+	}
+
+	// Scale to 5; the node keeps the new pods from becoming Ready.
+	e.node.setPolicy(func(p *api.Pod) (time.Duration, bool) { return 0, false })
+	inv.arm(3, 5)
+	e.mutate("web", func(d *api.Deployment) { *d.Spec.Replicas = 5 })
+	e.waitFor("5 pods, 3 ready", 20*time.Second, func() (bool, string) {
+		d := e.get("web")
+		pods := live(e.listPods("web"))
+		return len(pods) == 5 && d.Status.Replicas == 5 && d.Status.ReadyReplicas == 3 && d.Status.AvailableReplicas == 3 &&
+				d.Status.UnavailableReplicas == 2 && d.Status.ObservedGeneration == d.Generation,
+			fmt.Sprintf("%d pods, status %+v", len(pods), d.Status)
+	})
+	if a := condition(e.get("web"), api.DeploymentAvailable); a == nil || a.Status != api.ConditionFalse ||
+		a.Reason != deployment.ReasonMinimumReplicasUnavailable {
+		// 3 available < 5 - maxUnavailable (25% of 5, rounded down: 1).
+		t.Errorf("Available = %+v", a)
+	}
+
+	// Scale to 2: the two not-ready pods go first, then the most recently
+	// ready of the original three.
+	inv.arm(2, 5)
+	e.mutate("web", func(d *api.Deployment) { *d.Spec.Replicas = 2 })
+	e.waitFor("2 pods", 20*time.Second, func() (bool, string) {
+		pods := e.listPods("web")
+		return len(pods) == 2, fmt.Sprintf("pods %v", podNames(pods))
+	})
+	left := podNames(e.listPods("web"))
+	want := slices.DeleteFunc(slices.Clone(original), func(n string) bool { return n == newestReady })
+	if !slices.Equal(left, want) {
+		t.Errorf("after scale-down pods %v, want %v (original %v, newest ready %s)", left, want, original, newestReady)
+	}
+	e.waitComplete("web", 2)
+	inv.report(t)
+	for _, ev := range []string{
+		"Normal ScalingReplicaSet: Scaled up replica set web-" + hash + " from 0 to 3",
+		"Normal ScalingReplicaSet: Scaled up replica set web-" + hash + " from 3 to 5",
+		"Normal ScalingReplicaSet: Scaled down replica set web-" + hash + " from 5 to 2",
+		"Normal SuccessfulCreate: Created pod: web-" + hash + "-",
+		"Normal SuccessfulDelete: Deleted pod: web-" + hash + "-",
+	} {
+		if !e.rec.has(ev) {
+			t.Errorf("no event %q; events:\n%s", ev, e.rec)
+		}
+	}
+}
+
+func TestRollingUpdateAndRollback(t *testing.T) {
+	e := start(t)
+	inv := e.watchInvariants("web")
+	d := newDeployment("web", 4, "nginx:1")
+	one := api.FromInt32(1)
+	d.Spec.Strategy = api.DeploymentStrategy{Type: api.RollingUpdateDeploymentStrategyType,
+		RollingUpdate: &api.RollingUpdateDeployment{MaxSurge: &one, MaxUnavailable: &one}}
+	e.create(d)
+	d = e.waitComplete("web", 4)
+	hash1 := deployment.TemplateHash(&d.Spec.Template)
+
+	// New pods become Ready only 300ms after they are bound.
+	e.node.setPolicy(func(p *api.Pod) (time.Duration, bool) { return 300 * time.Millisecond, true })
+	inv.arm(3, 5)
+	e.mutate("web", func(d *api.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "nginx:2" })
+	d = e.waitComplete("web", 4)
+	hash2 := deployment.TemplateHash(&d.Spec.Template)
+	if hash2 == hash1 {
+		t.Fatal("the template hash did not change")
+	}
+	states, seenMax, seenMin := inv.report(t)
+	t.Logf("rolling update: %d states checked, max pods %d, min ready %d", states, seenMax, seenMin)
+	if states < 16 || seenMax != 5 {
+		t.Errorf("checked %d states with at most %d pods; want a surge to 5 observed", states, seenMax)
+	}
+	if got := d.Annotations[deployment.AnnotationRevision]; got != "2" {
+		t.Errorf("revision %q, want 2", got)
+	}
+	h, err := deployment.History(d)
+	if err != nil || len(h) != 2 || h[0].Hash != hash1 || h[1].Hash != hash2 || h[0].Template.Spec.Containers[0].Image != "nginx:1" {
+		t.Fatalf("history %+v, %v", h, err)
+	}
+
+	// Roll back to the previous revision through the annotation.
+	inv.arm(3, 5)
+	e.mutate("web", func(d *api.Deployment) { d.Annotations[deployment.AnnotationRollbackTo] = "0" })
+	e.waitFor("the rollback to be consumed", 10*time.Second, func() (bool, string) {
+		d := e.get("web")
+		_, pending := d.Annotations[deployment.AnnotationRollbackTo]
+		return !pending && deployment.TemplateHash(&d.Spec.Template) == hash1, fmt.Sprintf("annotations %v", d.Annotations)
+	})
+	d = e.waitComplete("web", 4)
+	if got := d.Spec.Template.Spec.Containers[0].Image; got != "nginx:1" {
+		t.Errorf("image after rollback %q", got)
+	}
+	if got := d.Annotations[deployment.AnnotationRevision]; got != "3" {
+		t.Errorf("revision after rollback %q, want 3", got)
+	}
+	if h, _ := deployment.History(d); len(h) != 2 || h[0].Revision != 2 || h[1].Revision != 3 || h[1].Hash != hash1 {
+		t.Errorf("history after rollback %+v", h)
+	}
+	inv.report(t)
+	if !e.rec.has(`Normal DeploymentRollback: Rolled back deployment "web" to revision 1`) {
+		t.Errorf("no rollback event; events:\n%s", e.rec)
+	}
+
+	// A rollback to a revision that is not there only clears the annotation.
+	e.mutate("web", func(d *api.Deployment) { d.Annotations[deployment.AnnotationRollbackTo] = "7" })
+	e.waitFor("the bad rollback to be consumed", 10*time.Second, func() (bool, string) {
+		d := e.get("web")
+		_, pending := d.Annotations[deployment.AnnotationRollbackTo]
+		return !pending, fmt.Sprintf("annotations %v", d.Annotations)
+	})
+	if !e.rec.has("Warning DeploymentRollbackRevisionNotFound") {
+		t.Errorf("no warning for a missing revision; events:\n%s", e.rec)
+	}
+	if d := e.get("web"); deployment.TemplateHash(&d.Spec.Template) != hash1 {
+		t.Error("a failed rollback changed the template")
+	}
+}
+
+func TestRestartedAtRollsOut(t *testing.T) {
+	e := start(t)
+	d := e.waitCompleteAfterCreate(newDeployment("web", 2, "nginx:1"), 2)
+	before := podNames(d.pods)
+	e.mutate("web", func(d *api.Deployment) {
+		d.Spec.Template.Annotations = map[string]string{"kubectl.kubernetes.io/restartedAt": time.Now().Format(time.RFC3339)}
+	})
+	after := e.waitComplete("web", 2)
+	if after.Annotations[deployment.AnnotationRevision] != "2" {
+		t.Errorf("revision %q", after.Annotations[deployment.AnnotationRevision])
+	}
+	for _, n := range podNames(e.listPods("web")) {
+		if slices.Contains(before, n) {
+			t.Errorf("pod %s survived the restart", n)
+		}
+	}
+}
+
+type created struct {
+	d    *api.Deployment
+	pods []api.Pod
+}
+
+func (e *env) waitCompleteAfterCreate(d *api.Deployment, replicas int32) created {
+	e.t.Helper()
+	e.create(d)
+	got := e.waitComplete(d.Name, replicas)
+	return created{d: got, pods: e.listPods(d.Name)}
+}
+
+func TestRecreate(t *testing.T) {
+	e := start(t)
+	d := newDeployment("web", 3, "nginx:1")
+	d.Spec.Strategy = api.DeploymentStrategy{Type: api.RecreateDeploymentStrategyType}
+	d = e.waitCompleteAfterCreate(d, 3).d
+	hash1 := deployment.TemplateHash(&d.Spec.Template)
+
+	// Old and new pods never exist together, terminating ones included.
+	inf := client.NewInformer(e.c, e.pInfo, client.InformerOptions{Namespace: ns, LabelSelector: "app=web"})
+	var mu sync.Mutex
+	var mixed []string
+	check := func(api.Object) {
+		hashes := map[string]bool{}
+		for _, o := range inf.List() {
+			hashes[o.GetObjectMeta().Labels[deployment.LabelPodTemplateHash]] = true
+		}
+		if len(hashes) > 1 {
+			mu.Lock()
+			mixed = append(mixed, fmt.Sprint(hashes))
+			mu.Unlock()
+		}
+	}
+	inf.AddEventHandler(client.HandlerFuncs{AddFunc: check, UpdateFunc: func(_, o api.Object) { check(o) }, DeleteFunc: check})
+	e.wg.Go(func() { inf.Run(e.ctx) })
+	client.WaitForCacheSync(e.ctx, inf.HasSynced)
+
+	e.mutate("web", func(d *api.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "nginx:2" })
+	d = e.waitComplete("web", 3)
+	if deployment.TemplateHash(&d.Spec.Template) == hash1 {
+		t.Fatal("hash unchanged")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(mixed) > 0 {
+		t.Errorf("old and new pods together %d times, first %s", len(mixed), mixed[0])
+	}
+}
+
+func TestPausedScalesWithoutRollingOut(t *testing.T) {
+	e := start(t)
+	d := e.waitCompleteAfterCreate(newDeployment("web", 2, "nginx:1"), 2).d
+	hash1 := deployment.TemplateHash(&d.Spec.Template)
+	e.mutate("web", func(d *api.Deployment) {
+		d.Spec.Paused = true
+		d.Spec.Template.Spec.Containers[0].Image = "nginx:2"
+	})
+	e.waitFor("Progressing=Unknown/DeploymentPaused", 10*time.Second, func() (bool, string) {
+		d := e.get("web")
+		p := condition(d, api.DeploymentProgressing)
+		return p != nil && p.Reason == deployment.ReasonDeploymentPaused && d.Status.ObservedGeneration == d.Generation,
+			fmt.Sprintf("%+v", d.Status)
+	})
+	e.mutate("web", func(d *api.Deployment) { *d.Spec.Replicas = 3 })
+	e.waitFor("3 ready pods of the old template", 10*time.Second, func() (bool, string) {
+		d := e.get("web")
+		pods := e.listPods("web")
+		for _, p := range pods {
+			if p.Labels[deployment.LabelPodTemplateHash] != hash1 {
+				return false, "pod of the new template while paused: " + p.Name
+			}
+		}
+		return len(pods) == 3 && d.Status.ReadyReplicas == 3 && d.Status.UpdatedReplicas == 0, fmt.Sprintf("%d pods, %+v", len(pods), d.Status)
+	})
+	for _, p := range e.listPods("web") {
+		if p.Labels[deployment.LabelPodTemplateHash] != hash1 {
+			t.Fatalf("paused deployment rolled out pod %s", p.Name)
+		}
+	}
+	if got := e.get("web").Annotations[deployment.AnnotationRevision]; got != "1" {
+		t.Errorf("paused deployment recorded revision %q", got)
+	}
+	e.mutate("web", func(d *api.Deployment) { d.Spec.Paused = false })
+	d = e.waitComplete("web", 3)
+	if deployment.TemplateHash(&d.Spec.Template) == hash1 || d.Annotations[deployment.AnnotationRevision] != "2" {
+		t.Errorf("resumed deployment did not roll out: revision %q", d.Annotations[deployment.AnnotationRevision])
+	}
+}
+
+func TestMinReadySeconds(t *testing.T) {
+	e := start(t)
+	d := newDeployment("web", 2, "nginx:1")
+	d.Spec.MinReadySeconds = 2
+	e.create(d)
+	// Ready comes before available; available then comes without any
+	// further event, from the controller's own re-check.
+	sawLag := false
+	e.waitFor("available after minReadySeconds", 20*time.Second, func() (bool, string) {
+		d := e.get("web")
+		if d.Status.ReadyReplicas == 2 && d.Status.AvailableReplicas < 2 {
+			sawLag = true
+		}
+		return d.Status.AvailableReplicas == 2, fmt.Sprintf("%+v", d.Status)
+	})
+	if !sawLag {
+		t.Error("never saw ready pods that were not yet available")
+	}
+	e.waitComplete("web", 2)
+}
+
+func TestProgressDeadline(t *testing.T) {
+	e := start(t)
+	e.node.setPolicy(func(*api.Pod) (time.Duration, bool) { return 0, false })
+	d := newDeployment("web", 1, "nginx:1")
+	deadline := int32(2)
+	d.Spec.ProgressDeadlineSeconds = &deadline
+	e.create(d)
+	e.waitFor("ProgressDeadlineExceeded", 20*time.Second, func() (bool, string) {
+		d := e.get("web")
+		p := condition(d, api.DeploymentProgressing)
+		a := condition(d, api.DeploymentAvailable)
+		return p != nil && p.Status == api.ConditionFalse && p.Reason == deployment.ReasonProgressDeadlineExceeded &&
+			a != nil && a.Status == api.ConditionFalse, fmt.Sprintf("%+v", d.Status.Conditions)
+	})
+	// Progress after the deadline: the pod becomes ready and the rollout
+	// completes.
+	e.node.setPolicy(func(*api.Pod) (time.Duration, bool) { return 0, true })
+	e.waitComplete("web", 1)
+}
+
+func TestScaleSubresource(t *testing.T) {
+	e := start(t)
+	e.waitCompleteAfterCreate(newDeployment("web", 1, "nginx:1"), 1)
+	path, err := client.ResourcePath(e.dInfo, ns, "web", "scale")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sc api.Scale
+	if err := e.c.Do(e.ctx, "GET", path, nil, &sc); err != nil {
+		t.Fatal(err)
+	}
+	if sc.Kind != "Scale" || sc.Spec.Replicas != 1 || sc.Status.Replicas != 1 || sc.Status.Selector != "app=web" {
+		t.Fatalf("GET scale = %+v", sc)
+	}
+
+	sc.Spec.Replicas = 3
+	if err := e.c.Do(e.ctx, "PUT", path, &sc, &sc); err != nil {
+		t.Fatalf("PUT scale: %v", err)
+	}
+	if sc.Spec.Replicas != 3 {
+		t.Errorf("PUT scale answered %+v", sc)
+	}
+	e.waitComplete("web", 3)
+
+	var patched api.Scale
+	if err := e.c.Patch(e.ctx, e.dInfo, ns, "web", client.MergePatchType, []byte(`{"spec":{"replicas":1}}`), &patched, "scale"); err != nil {
+		t.Fatalf("PATCH scale: %v", err)
+	}
+	if patched.Spec.Replicas != 1 {
+		t.Errorf("PATCH scale answered %+v", patched)
+	}
+	e.waitComplete("web", 1)
+	e.waitFor("scale status", 5*time.Second, func() (bool, string) {
+		var sc api.Scale
+		if err := e.c.Do(e.ctx, "GET", path, nil, &sc); err != nil {
+			return false, err.Error()
+		}
+		return sc.Spec.Replicas == 1 && sc.Status.Replicas == 1, fmt.Sprintf("%+v", sc)
+	})
+	// A stale resourceVersion on PUT is a conflict.
+	sc.Spec.Replicas = 4
+	if err := e.c.Do(e.ctx, "PUT", path, &sc, nil); !client.IsConflict(err) {
+		t.Errorf("PUT scale with a stale resourceVersion: %v, want a conflict", err)
+	}
+}
+
+func TestAdoptsOrphans(t *testing.T) {
+	e := start(t)
+	// An orphan pod matching the selector exists before the Deployment.
+	orphan := &api.Pod{
+		ObjectMeta: api.ObjectMeta{Name: "orphan", Namespace: ns, Labels: map[string]string{"app": "web"}},
+		Spec:       api.PodSpec{Containers: []api.Container{{Name: "app", Image: "nginx:0"}}},
+	}
+	if err := e.c.Create(e.ctx, e.pInfo, ns, orphan); err != nil {
+		t.Fatal(err)
+	}
+	e.create(newDeployment("web", 2, "nginx:1"))
+	e.waitFor("the orphan to be adopted and replaced", 20*time.Second, func() (bool, string) {
+		pods := e.listPods("web")
+		for _, p := range pods {
+			if p.Name == "orphan" {
+				ref := api.ControllerRef(&p.ObjectMeta)
+				return false, fmt.Sprintf("orphan owner %+v", ref)
+			}
+		}
+		return len(pods) == 2, fmt.Sprintf("pods %v", podNames(pods))
+	})
+	e.waitComplete("web", 2)
+	// The orphan, adopted, counted as an old pod and was rolled away.
+	if !e.rec.has("Scaled down replica set web (no pod-template-hash) from 1 to 0") {
+		t.Errorf("events:\n%s", e.rec)
+	}
+}
+
+// BenchmarkScaleUp measures a Deployment going from 0 to 200 Ready pods
+// against the real server, with the simulated node binding and readying
+// each pod as soon as it appears: pods/s from create to complete status.
+func BenchmarkScaleUp(b *testing.B) {
+	const replicas = 200
+	for i := range b.N {
+		func() {
+			e := start(b)
+			name := fmt.Sprintf("bench-%d", i)
+			begin := time.Now()
+			if err := e.c.Create(e.ctx, e.dInfo, ns, newDeployment(name, replicas, "nginx:1")); err != nil {
+				b.Fatal(err)
+			}
+			for {
+				d := &api.Deployment{}
+				if err := e.c.Get(e.ctx, e.dInfo, ns, name, d); err != nil {
+					b.Fatal(err)
+				}
+				if d.Status.AvailableReplicas == replicas && d.Status.ObservedGeneration == d.Generation {
+					break
+				}
+				if time.Since(begin) > 2*time.Minute {
+					b.Fatalf("not complete: %+v", d.Status)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			b.ReportMetric(float64(replicas)/time.Since(begin).Seconds(), "pods/s")
+		}()
+	}
+}

@@ -1,0 +1,492 @@
+package statefulset
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/client/workqueue"
+)
+
+// Client is what the controller needs of the API; *client.Client
+// satisfies it.
+type Client interface {
+	Create(ctx context.Context, info *api.ResourceInfo, ns string, obj api.Object) error
+	Update(ctx context.Context, info *api.ResourceInfo, ns string, obj api.Object, subresource ...string) error
+	Delete(ctx context.Context, info *api.ResourceInfo, ns, name string, opts client.DeleteOptions) error
+	Patch(ctx context.Context, info *api.ResourceInfo, ns, name, patchType string, data []byte, into api.Object, subresource ...string) error
+}
+
+var _ Client = (*client.Client)(nil)
+
+// EventRecorder records Events about objects; *record.Recorder satisfies
+// it.
+type EventRecorder interface {
+	Eventf(obj api.Object, eventType, reason, format string, args ...any)
+}
+
+// Cache is what the controller reads of an informer; *client.Informer
+// satisfies it.
+type Cache interface {
+	AddEventHandler(h client.EventHandler)
+	HasSynced() bool
+	Get(namespace, name string) (api.Object, bool)
+	ByIndex(name, value string) []api.Object
+}
+
+var _ Cache = (*client.Informer)(nil)
+
+// Event reasons, as Kubernetes' StatefulSet controller.
+const (
+	EventSuccessfulCreate    = "SuccessfulCreate"
+	EventFailedCreate        = "FailedCreate"
+	EventSuccessfulDelete    = "SuccessfulDelete"
+	EventFailedDelete        = "FailedDelete"
+	EventRecreatingFailedPod = "RecreatingFailedPod"
+	EventSuccessfulUpdate    = "SuccessfulUpdate" // adoption of an orphan pod
+)
+
+// Defaults of Options.
+const (
+	DefaultBackoffBase         = 100 * time.Millisecond
+	DefaultBackoffMax          = 30 * time.Second
+	DefaultMaxRetries          = 15
+	DefaultExpectationsTimeout = 5 * time.Minute
+)
+
+// Options tune the controller; zero values take the defaults.
+type Options struct {
+	// Recorder receives the controller's Events; nil records none.
+	Recorder EventRecorder
+	// BackoffBase and BackoffMax bound the retry back-off of a set.
+	BackoffBase, BackoffMax time.Duration
+	// MaxRetries is how many times a failing set is retried before it is
+	// dropped (until its next change).
+	MaxRetries int
+	// ExpectationsTimeout is how long an unobserved create or delete
+	// blocks a set.
+	ExpectationsTimeout time.Duration
+}
+
+// Controller is the StatefulSet controller. Create it with New and start
+// it once with Run.
+type Controller struct {
+	client   Client
+	sets     Cache
+	pods     Cache
+	setsInfo *api.ResourceInfo
+	podsInfo *api.ResourceInfo
+	recorder EventRecorder
+	log      *slog.Logger
+	queue    *workqueue.Queue[string]
+	exp      *expectations
+	retries  int
+	now      func() time.Time
+}
+
+// New returns a StatefulSet controller reading sets and pods from the
+// given informers (of statefulsets and of pods, all namespaces; the caller
+// runs them) and writing through c. log may be nil.
+func New(c *client.Client, sets, pods *client.Informer, opts Options, log *slog.Logger) *Controller {
+	return newController(c, sets, pods, opts, log)
+}
+
+func newController(c Client, sets, pods Cache, opts Options, log *slog.Logger) *Controller {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if opts.BackoffBase <= 0 {
+		opts.BackoffBase = DefaultBackoffBase
+	}
+	if opts.BackoffMax <= 0 {
+		opts.BackoffMax = DefaultBackoffMax
+	}
+	if opts.MaxRetries <= 0 {
+		opts.MaxRetries = DefaultMaxRetries
+	}
+	if opts.ExpectationsTimeout <= 0 {
+		opts.ExpectationsTimeout = DefaultExpectationsTimeout
+	}
+	ctl := &Controller{
+		client:   c,
+		sets:     sets,
+		pods:     pods,
+		recorder: opts.Recorder,
+		log:      log.With("controller", "statefulset"),
+		queue:    workqueue.New[string](opts.BackoffBase, opts.BackoffMax),
+		exp:      newExpectations(opts.ExpectationsTimeout, time.Now),
+		retries:  opts.MaxRetries,
+		now:      time.Now,
+	}
+	for _, r := range api.Resources() {
+		switch {
+		case r.Group == "apps" && r.Resource == "statefulsets":
+			ctl.setsInfo = r
+		case r.Group == "" && r.Resource == "pods":
+			ctl.podsInfo = r
+		}
+	}
+	sets.AddEventHandler(client.HandlerFuncs{
+		AddFunc:    ctl.enqueueSet,
+		UpdateFunc: func(_, obj api.Object) { ctl.enqueueSet(obj) },
+		DeleteFunc: func(obj api.Object) {
+			key := keyOf(obj.GetObjectMeta())
+			ctl.exp.forget(key)
+			ctl.queue.Add(key)
+		},
+	})
+	pods.AddEventHandler(client.HandlerFuncs{
+		AddFunc:    ctl.podAdded,
+		UpdateFunc: ctl.podUpdated,
+		DeleteFunc: ctl.podDeleted,
+	})
+	return ctl
+}
+
+func keyOf(m *api.ObjectMeta) string { return m.Namespace + "/" + m.Name }
+
+func (c *Controller) enqueueSet(obj api.Object) { c.queue.Add(keyOf(obj.GetObjectMeta())) }
+
+// ownerKey is the key of the StatefulSet that controls pod, if any.
+func ownerKey(pod api.Object) (string, bool) {
+	m := pod.GetObjectMeta()
+	ref := api.ControllerRef(m)
+	if ref == nil || ref.Kind != "StatefulSet" || !strings.HasPrefix(ref.APIVersion, "apps/") {
+		return "", false
+	}
+	return m.Namespace + "/" + ref.Name, true
+}
+
+func (c *Controller) podAdded(obj api.Object) {
+	if key, ok := ownerKey(obj); ok {
+		c.exp.createObserved(key, obj.GetObjectMeta().Name)
+		if obj.GetObjectMeta().DeletionTimestamp != nil {
+			c.exp.deleteObserved(key, obj.GetObjectMeta().UID)
+		}
+		c.queue.Add(key)
+		return
+	}
+	c.enqueueAdopters(obj)
+}
+
+func (c *Controller) podUpdated(oldObj, newObj api.Object) {
+	if oldObj.GetObjectMeta().ResourceVersion == newObj.GetObjectMeta().ResourceVersion {
+		return // resync
+	}
+	oldKey, hadOwner := ownerKey(oldObj)
+	newKey, hasOwner := ownerKey(newObj)
+	if hasOwner {
+		if newObj.GetObjectMeta().DeletionTimestamp != nil {
+			c.exp.deleteObserved(newKey, newObj.GetObjectMeta().UID)
+		}
+		c.queue.Add(newKey)
+	} else {
+		c.enqueueAdopters(newObj)
+	}
+	if hadOwner && (!hasOwner || oldKey != newKey) {
+		c.queue.Add(oldKey)
+	}
+}
+
+func (c *Controller) podDeleted(obj api.Object) {
+	if key, ok := ownerKey(obj); ok {
+		c.exp.deleteObserved(key, obj.GetObjectMeta().UID)
+		c.queue.Add(key)
+	}
+}
+
+// enqueueAdopters queues the sets that could adopt an orphan pod: same
+// namespace, a name of theirs, a matching selector.
+func (c *Controller) enqueueAdopters(obj api.Object) {
+	m := obj.GetObjectMeta()
+	if m.DeletionTimestamp != nil || api.ControllerRef(m) != nil {
+		return // being deleted, or another controller's
+	}
+	for _, o := range c.sets.ByIndex(client.NamespaceIndex, m.Namespace) {
+		set, ok := o.(*api.StatefulSet)
+		if !ok {
+			continue
+		}
+		if _, ok := ordinalOf(set.Name, m.Name); ok && api.SelectorMatches(set.Spec.Selector, m.Labels) {
+			c.queue.Add(keyOf(&set.ObjectMeta))
+		}
+	}
+}
+
+// Run waits for the informers' caches, then runs workers workers until ctx
+// ends. It returns nil after ctx ends and every goroutine it started has
+// exited. Run must be called at most once.
+func (c *Controller) Run(ctx context.Context, workers int) error {
+	if c.setsInfo == nil || c.podsInfo == nil {
+		return errors.New("statefulset: resource table has no statefulsets or pods")
+	}
+	workers = max(workers, 1)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer c.queue.ShutDown()
+	if !client.WaitForCacheSync(ctx, c.sets.HasSynced, c.pods.HasSynced) {
+		return nil
+	}
+	c.log.Info("caches synced, starting workers", "workers", workers)
+	for range workers {
+		wg.Go(func() { c.worker(ctx) })
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (c *Controller) worker(ctx context.Context) {
+	for {
+		key, ok := c.queue.Get()
+		if !ok {
+			return
+		}
+		c.process(ctx, key)
+		c.queue.Done(key)
+	}
+}
+
+// process syncs one key and schedules what follows: a retry with back-off
+// on error (dropped after MaxRetries), or a later look when asked.
+func (c *Controller) process(ctx context.Context, key string) {
+	requeue, err := c.sync(ctx, key)
+	switch {
+	case err == nil:
+		c.queue.Forget(key)
+		if requeue > 0 {
+			c.queue.AddAfter(key, requeue)
+		}
+	case ctx.Err() != nil:
+	case c.queue.NumRequeues(key) < c.retries:
+		c.log.Warn("sync failed, retrying", "statefulset", key, "retries", c.queue.NumRequeues(key), "err", err)
+		c.queue.AddRateLimited(key)
+	default:
+		c.log.Error("sync failed too often, dropping until the next change", "statefulset", key, "err", err)
+		c.queue.Forget(key)
+	}
+}
+
+// sync reconciles one StatefulSet: it claims the set's pods, computes the
+// plan (unless creates or deletes are still in flight), applies it and
+// writes the status if it changed.
+func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error) {
+	ns, name, _ := strings.Cut(key, "/")
+	obj, ok := c.sets.Get(ns, name)
+	if !ok {
+		c.exp.forget(key)
+		return 0, nil
+	}
+	set, ok := obj.(*api.StatefulSet)
+	if !ok {
+		return 0, fmt.Errorf("statefulset: %s: cache holds %T", key, obj)
+	}
+	update, err := revisionName(set)
+	if err != nil {
+		return 0, err
+	}
+	rev := revisions{current: set.Status.CurrentRevision, update: update}
+	if rev.current == "" {
+		rev.current = rev.update
+	}
+	pods, err := c.claimPods(ctx, set)
+	if err != nil {
+		return 0, err
+	}
+	now := c.now()
+	var requeue time.Duration
+	var errs []error
+	if set.DeletionTimestamp == nil {
+		if ok, wait := c.exp.satisfied(key); !ok {
+			c.log.Debug("waiting for creates and deletes in flight", "statefulset", key)
+			requeue = wait
+		} else {
+			plan := computePlan(set, pods, rev, now)
+			if plan.Wait != "" {
+				c.log.Debug("plan", "statefulset", key, "actions", len(plan.Actions), "wait", plan.Wait)
+			}
+			if err := c.apply(ctx, set, pods, rev, plan); err != nil {
+				errs = append(errs, err)
+			}
+			requeue = plan.RequeueAfter
+		}
+	}
+	status, statusRequeue := computeStatus(set, pods, rev, now)
+	if statusRequeue > 0 && (requeue == 0 || statusRequeue < requeue) {
+		requeue = statusRequeue
+	}
+	if err := c.writeStatus(ctx, set, status); err != nil {
+		errs = append(errs, err)
+	}
+	return requeue, errors.Join(errs...)
+}
+
+// claimPods returns the pods set controls (by controller ownerReference
+// uid) and adopts orphans: pods of the set's namespace with a name of the
+// set, a matching selector, no controller and no deletionTimestamp.
+func (c *Controller) claimPods(ctx context.Context, set *api.StatefulSet) ([]*api.Pod, error) {
+	var pods []*api.Pod
+	var errs []error
+	for _, o := range c.pods.ByIndex(client.NamespaceIndex, set.Namespace) {
+		p, ok := o.(*api.Pod)
+		if !ok {
+			continue
+		}
+		ref := api.ControllerRef(&p.ObjectMeta)
+		switch {
+		case ref != nil && ref.UID == set.UID:
+			pods = append(pods, p)
+		case ref == nil && set.DeletionTimestamp == nil && p.DeletionTimestamp == nil &&
+			api.SelectorMatches(set.Spec.Selector, p.Labels):
+			if _, ok := ordinalOf(set.Name, p.Name); !ok {
+				continue
+			}
+			adopted, err := c.adopt(ctx, set, p)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			pods = append(pods, adopted)
+		}
+	}
+	return pods, errors.Join(errs...)
+}
+
+// adopt makes set the controller of an orphan pod (a PUT guarded by the
+// pod's resourceVersion).
+func (c *Controller) adopt(ctx context.Context, set *api.StatefulSet, p *api.Pod) (*api.Pod, error) {
+	upd := api.DeepCopy(p)
+	upd.OwnerReferences = append(upd.OwnerReferences, controllerRef(set))
+	if err := c.client.Update(ctx, c.podsInfo, p.Namespace, upd); err != nil {
+		return nil, fmt.Errorf("statefulset: %s/%s: adopt pod %s: %w", set.Namespace, set.Name, p.Name, err)
+	}
+	c.log.Info("adopted orphan pod", "statefulset", keyOf(&set.ObjectMeta), "pod", p.Name)
+	return upd, nil
+}
+
+// apply carries out a plan's actions in order. Each write is expected
+// before it is sent and the expectation is dropped when it fails. All
+// actions are tried; their errors are joined.
+func (c *Controller) apply(ctx context.Context, set *api.StatefulSet, pods []*api.Pod, rev revisions, plan Plan) error {
+	var errs []error
+	for _, a := range plan.Actions {
+		var err error
+		switch a.Op {
+		case OpCreate:
+			err = c.createPod(ctx, set, pods, rev, a)
+		case OpDelete:
+			err = c.deletePod(ctx, set, a)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Controller) event(set *api.StatefulSet, eventType, reason, format string, args ...any) {
+	if c.recorder != nil {
+		c.recorder.Eventf(set, eventType, reason, format, args...)
+	}
+}
+
+func (c *Controller) createPod(ctx context.Context, set *api.StatefulSet, pods []*api.Pod, rev revisions, a Action) error {
+	key := keyOf(&set.ObjectMeta)
+	tmpl, revision := templateFor(set, pods, a.Revision, rev)
+	pod := newPod(set, a.Ordinal, revision, tmpl)
+	c.exp.expectCreate(key, pod.Name)
+	if err := c.client.Create(ctx, c.podsInfo, set.Namespace, pod); err != nil {
+		c.exp.createObserved(key, pod.Name)
+		if ctx.Err() == nil {
+			c.event(set, api.EventTypeWarning, EventFailedCreate, "create Pod %s in StatefulSet %s failed error: %v", pod.Name, set.Name, err)
+		}
+		return fmt.Errorf("statefulset: %s: create pod %s: %w", key, pod.Name, err)
+	}
+	c.log.Info("created pod", "statefulset", key, "pod", pod.Name, "revision", revision)
+	c.event(set, api.EventTypeNormal, EventSuccessfulCreate, "create Pod %s in StatefulSet %s successful", pod.Name, set.Name)
+	return nil
+}
+
+func (c *Controller) deletePod(ctx context.Context, set *api.StatefulSet, a Action) error {
+	key := keyOf(&set.ObjectMeta)
+	p := a.Pod
+	if a.Reason == ReasonFailed {
+		c.event(set, api.EventTypeWarning, EventRecreatingFailedPod, "StatefulSet %s/%s is recreating %s Pod %s", set.Namespace, set.Name, strings.ToLower(p.Status.Phase), p.Name)
+	}
+	c.exp.expectDelete(key, p.UID)
+	err := c.client.Delete(ctx, c.podsInfo, p.Namespace, p.Name, client.DeleteOptions{
+		Preconditions: &client.Preconditions{UID: p.UID},
+	})
+	switch {
+	case err == nil:
+	case client.IsNotFound(err), client.IsConflict(err):
+		// Gone already, or replaced by a pod of the same name: nothing
+		// to delete, nothing to wait for.
+		c.exp.deleteObserved(key, p.UID)
+		return nil
+	default:
+		c.exp.deleteObserved(key, p.UID)
+		if ctx.Err() == nil {
+			c.event(set, api.EventTypeWarning, EventFailedDelete, "delete Pod %s in StatefulSet %s failed error: %v", p.Name, set.Name, err)
+		}
+		return fmt.Errorf("statefulset: %s: delete pod %s: %w", key, p.Name, err)
+	}
+	c.log.Info("deleted pod", "statefulset", key, "pod", p.Name, "reason", a.Reason)
+	c.event(set, api.EventTypeNormal, EventSuccessfulDelete, "delete Pod %s in StatefulSet %s successful", p.Name, set.Name)
+	return nil
+}
+
+// writeStatus writes status, only when it differs from the cached set's,
+// with a JSON patch of the status subresource that sets every field the
+// controller owns (conditions and collisionCount are left alone) after a
+// test of the set's uid, so a recreated set of the same name is never
+// written. No resourceVersion is sent: the controller is the only writer
+// of these fields and syncs of one set never overlap, each computed from a
+// cache at least as new as the last, so a write never undoes a newer one
+// (and a stale cache after the controller's own last write costs no
+// Conflict).
+func (c *Controller) writeStatus(ctx context.Context, set *api.StatefulSet, status api.StatefulSetStatus) error {
+	if statusEqual(&set.Status, &status) {
+		return nil
+	}
+	type op struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value"`
+	}
+	ops := []op{{"test", "/metadata/uid", set.UID}}
+	for _, f := range []struct {
+		name  string
+		value any
+	}{
+		{"observedGeneration", status.ObservedGeneration},
+		{"replicas", status.Replicas},
+		{"readyReplicas", status.ReadyReplicas},
+		{"availableReplicas", status.AvailableReplicas},
+		{"currentReplicas", status.CurrentReplicas},
+		{"updatedReplicas", status.UpdatedReplicas},
+		{"currentRevision", status.CurrentRevision},
+		{"updateRevision", status.UpdateRevision},
+	} {
+		// "add" sets a member whether or not it is present.
+		ops = append(ops, op{"add", "/status/" + f.name, f.value})
+	}
+	patch, err := json.Marshal(ops)
+	if err != nil {
+		return fmt.Errorf("statefulset: %s/%s: encode status: %w", set.Namespace, set.Name, err)
+	}
+	err = c.client.Patch(ctx, c.setsInfo, set.Namespace, set.Name, client.JSONPatchType, patch, nil, "status")
+	if client.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("statefulset: %s/%s: update status: %w", set.Namespace, set.Name, err)
+	}
+	return nil
+}

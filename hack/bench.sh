@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Runs the control-plane benchmarks of the README's performance section,
+# each once, against a real server (bbolt with fsync on, HTTPS on
+# 127.0.0.1), and prints the machine they ran on. Figures from a shared or
+# busy machine are noisy: run it on an idle one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+echo "bench: $(nproc) cores, $(uname -sr), load: $(cut -d' ' -f1-3 /proc/loadavg), $(go version)"
+run() { echo "+ $*"; "$@"; }
+run go test -count=1 -run '^$' -bench 'ServiceCreate16|WatchLatency100' -benchtime 1x ./server/
+run go test -count=1 -run '^$' -bench 'List10kPods' -benchtime 20x ./server/
+run go test -count=1 -run '^$' -bench 'StartToReady' -benchtime 5x ./server/
+run go test -count=1 -run '^TestIdleRSSAndBinarySize$' -v ./server/ | grep -E 'binary size|idle RSS|^(ok|FAIL|---)'

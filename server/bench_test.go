@@ -1,0 +1,388 @@
+package server_test
+
+// Benchmarks of the whole control plane: a real server, real bbolt file
+// with fsync on, real HTTPS on 127.0.0.1, clients in the same process
+// (so they share the machine's cores with the server). Each op is a fixed
+// workload, so -benchtime=1x already gives a meaningful figure:
+//
+//	go test -run '^$' -bench 'ServiceCreate16|WatchLatency100' -benchtime 1x ./server/
+//	go test -run '^$' -bench List10kPods -benchtime 20x ./server/
+//	go test -run '^$' -bench StartToReady -benchtime 5x ./server/
+//	go test -run 'TestIdleRSS' -v ./server/
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/internal/config"
+	"github.com/skiff-dev/skiff/server"
+)
+
+// benchConfig is a server config with fsync on.
+func benchConfig(b testing.TB) config.Server {
+	cfg := testConfig(b)
+	cfg.NoSync = false
+	return cfg
+}
+
+// percentile of sorted durations, in milliseconds.
+func percentile(sorted []time.Duration, p float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	i = max(0, min(i, len(sorted)-1))
+	return float64(sorted[i]) / float64(time.Millisecond)
+}
+
+// newClients makes n admin clients, each with its own connection.
+func newClients(b testing.TB, ts *testServer, n int) []*client.Client {
+	out := make([]*client.Client, n)
+	for i := range out {
+		out[i] = ts.clientWith(b, ts.Bundle().AdminToken)
+	}
+	return out
+}
+
+// BenchmarkServiceCreate16: 16 concurrent HTTPS clients create ClusterIP
+// Services (each create allocates an IP and writes the Service and its
+// IPAddress in one fsynced transaction). One op is 2,000 creates.
+func BenchmarkServiceCreate16(b *testing.B) {
+	const (
+		workers = 16
+		perOp   = 2000
+	)
+	ts := startServer(b, benchConfig(b))
+	mustCreateNS(b, ts.c, "bench")
+	clients := newClients(b, ts, workers)
+	// Warm the connections (TLS handshakes are not what is measured).
+	for i, c := range clients {
+		if err := c.Create(context.Background(), resServices, "bench", service(fmt.Sprintf("warm-%d", i), api.ServiceTypeClusterIP, 80)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var (
+		lat     []time.Duration
+		elapsed time.Duration
+		seq     atomic.Int64
+	)
+	b.ResetTimer()
+	for range b.N {
+		var next atomic.Int64
+		lats := make([][]time.Duration, workers)
+		var wg sync.WaitGroup
+		start := time.Now()
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for next.Add(1) <= perOp {
+					s := service(fmt.Sprintf("svc-%d", seq.Add(1)), api.ServiceTypeClusterIP, 80)
+					t0 := time.Now()
+					if err := clients[w].Create(context.Background(), resServices, "bench", s); err != nil {
+						b.Error(err)
+						return
+					}
+					lats[w] = append(lats[w], time.Since(t0))
+				}
+			}()
+		}
+		wg.Wait()
+		elapsed += time.Since(start)
+		for _, l := range lats {
+			lat = append(lat, l...)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "creates/s")
+	b.ReportMetric(percentile(lat, 50), "p50-ms")
+	b.ReportMetric(percentile(lat, 99), "p99-ms")
+}
+
+// BenchmarkWatchLatency100: 100 watchers (each its own HTTPS connection)
+// watch Services; a writer creates one Service at a time and waits until
+// every watcher has it. Latency is measured per watcher and event, from
+// the moment the writer got its 201 (clamped at 0: an event may arrive
+// before the 201 does) and, as an upper bound, from the moment the write
+// was sent. One op is 100 writes, so 10,000 deliveries.
+func BenchmarkWatchLatency100(b *testing.B) {
+	const (
+		watchers = 100
+		perOp    = 100
+	)
+	ts := startServer(b, benchConfig(b))
+	mustCreateNS(b, ts.c, "bench")
+	var l api.ServiceList
+	if err := ts.c.List(context.Background(), resServices, "bench", client.ListOptions{}, &l); err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type delivery struct {
+		seq int
+		at  time.Time
+	}
+	got := make(chan delivery, watchers*4)
+	var ready sync.WaitGroup
+	for range watchers {
+		c := ts.clientWith(b, ts.Bundle().AdminToken)
+		w, err := c.Watch(ctx, resServices, "bench", client.ListOptions{ResourceVersion: l.ResourceVersion})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer w.Stop()
+		ready.Add(1)
+		go func() {
+			ready.Done()
+			for ev := range w.ResultChan() {
+				at := time.Now()
+				if ev.Type != client.EventAdded {
+					continue
+				}
+				var m struct {
+					Metadata struct {
+						Name string `json:"name"`
+					} `json:"metadata"`
+				}
+				if err := json.Unmarshal(ev.Object, &m); err != nil {
+					b.Error(err)
+					return
+				}
+				var n int
+				if _, err := fmt.Sscanf(m.Metadata.Name, "w-%d", &n); err != nil {
+					continue
+				}
+				got <- delivery{n, at}
+			}
+		}()
+	}
+	ready.Wait()
+	writer := ts.clientWith(b, ts.Bundle().AdminToken)
+	var from201, fromSend []time.Duration
+	seq := 0
+	b.ResetTimer()
+	for range b.N {
+		for range perOp {
+			seq++
+			s := service(fmt.Sprintf("w-%d", seq), api.ServiceTypeClusterIP, 80)
+			sent := time.Now()
+			if err := writer.Create(ctx, resServices, "bench", s); err != nil {
+				b.Fatal(err)
+			}
+			acked := time.Now()
+			timeout := time.After(10 * time.Second)
+			for n := 0; n < watchers; n++ {
+				select {
+				case d := <-got:
+					if d.seq != seq {
+						b.Fatalf("watcher got w-%d while waiting for w-%d", d.seq, seq)
+					}
+					from201 = append(from201, max(0, d.at.Sub(acked)))
+					fromSend = append(fromSend, d.at.Sub(sent))
+				case <-timeout:
+					b.Fatalf("only %d of %d watchers got w-%d", n, watchers, seq)
+				}
+			}
+		}
+	}
+	b.StopTimer()
+	slices.Sort(from201)
+	slices.Sort(fromSend)
+	b.ReportMetric(percentile(from201, 50), "p50-ms")
+	b.ReportMetric(percentile(from201, 99), "p99-ms")
+	b.ReportMetric(percentile(fromSend, 99), "p99-from-send-ms")
+}
+
+// podJSON is a realistic pod of about 1 KB once stored with its defaults
+// (a Deployment's pod: labels, owner reference, one container with a
+// port, resources and a readiness probe, a node).
+const podJSON = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-7d9f8b6c5d-%05d",
+"labels":{"app":"web","pod-template-hash":"7d9f8b6c5d"},
+"ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-7d9f8b6c5d","uid":"0b7a4c1e-5a4e-4f7e-9d2b-3c1f8e6a7b90","controller":true,"blockOwnerDeletion":true}]},
+"spec":{"nodeName":"node-%d","containers":[{"name":"web","image":"registry.example.com/team/web:v1.4.2",
+"ports":[{"name":"http","containerPort":8080,"protocol":"TCP"}],
+"resources":{"requests":{"cpu":"100m","memory":"128Mi"}},
+"readinessProbe":{"httpGet":{"path":"/healthz","port":8080},"periodSeconds":5}}]}}`
+
+// list10k is the server the list benchmark fills once per process: 10,000
+// pods are too slow to create for every b.N round.
+var list10k struct {
+	once sync.Once
+	ts   *testServer
+	err  error
+	dir  string
+}
+
+// BenchmarkList10kPods: GET /api/v1/pods with 10,000 ~1 KB pods stored,
+// the whole body read (not decoded) by the client. One op is one list.
+func BenchmarkList10kPods(b *testing.B) {
+	const pods = 10000
+	list10k.once.Do(func() {
+		cfg := benchConfig(b)
+		// The server outlives this b (b.N rounds rerun the function), so
+		// its data dir must too; TestMain removes it.
+		cfg.DataDir, list10k.err = mkdirTemp("skiff-bench-list-")
+		if list10k.err != nil {
+			return
+		}
+		list10k.dir = cfg.DataDir
+		s, err := server.Start(context.Background(), cfg, nil)
+		if err != nil {
+			list10k.err = err
+			return
+		}
+		c, _ := s.Client()
+		list10k.ts = &testServer{Server: s, c: c}
+		afterTests = append(afterTests, func() { _ = s.Stop() })
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		var failed atomic.Value
+		for range 16 {
+			cl, _ := s.Client()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					i := next.Add(1)
+					if i > pods {
+						return
+					}
+					body := fmt.Sprintf(podJSON, i, i%50)
+					if err := cl.Do(context.Background(), "POST", "/api/v1/namespaces/default/pods", []byte(body), nil); err != nil {
+						failed.Store(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if err, _ := failed.Load().(error); err != nil {
+			list10k.err = err
+		}
+	})
+	if list10k.err != nil {
+		b.Fatal(list10k.err)
+	}
+	ts := list10k.ts
+	hc := httpClient(b, ts.Bundle().CACertPEM)
+	get := func() int64 {
+		req, _ := http.NewRequest("GET", ts.URL()+"/api/v1/pods", nil)
+		req.Header.Set("Authorization", "Bearer "+ts.Bundle().AdminToken)
+		req.Header.Set("Accept", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		n, err := io.Copy(io.Discard, resp.Body)
+		if err != nil || resp.StatusCode != 200 {
+			b.Fatalf("list: %d %v", resp.StatusCode, err)
+		}
+		return n
+	}
+	// Check the count once, and warm the connection.
+	var l client.RawList
+	if err := ts.c.List(context.Background(), resPods, "", client.ListOptions{}, &l); err != nil {
+		b.Fatal(err)
+	}
+	if len(l.Items) != pods {
+		b.Fatalf("%d pods stored, want %d", len(l.Items), pods)
+	}
+	size := get()
+	b.SetBytes(size)
+	b.ResetTimer()
+	for range b.N {
+		get()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(size)/pods, "bytes/pod")
+}
+
+// BenchmarkStartToReady: from the server.Start call to /readyz answering
+// 200, on a fresh data dir (CA, keys, tokens and bootstrap objects are
+// made) and on a restart over a data dir holding 1,000 Services (repair
+// pass over them). One op is one start (ns/op is the mean); Stop is not
+// timed.
+func BenchmarkStartToReady(b *testing.B) {
+	var worst time.Duration
+	report := func(b *testing.B) {
+		b.ReportMetric(float64(worst)/float64(time.Millisecond), "max-ms-to-ready")
+		worst = 0
+	}
+	measure := func(b *testing.B, cfg config.Server) {
+		t0 := time.Now()
+		s, err := server.Start(context.Background(), cfg, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		hc := httpClient(b, s.Bundle().CACertPEM)
+		for {
+			resp, err := hc.Get(s.URL() + "/readyz")
+			if err == nil {
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					break
+				}
+			}
+			if time.Since(t0) > 30*time.Second {
+				b.Fatal("not ready after 30s")
+			}
+			time.Sleep(time.Millisecond)
+		}
+		d := time.Since(t0)
+		b.StopTimer()
+		hc.CloseIdleConnections()
+		if err := s.Stop(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		worst = max(worst, d)
+	}
+	b.Run("fresh", func(b *testing.B) {
+		for range b.N {
+			b.StopTimer()
+			cfg := benchConfig(b)
+			b.StartTimer()
+			measure(b, cfg)
+		}
+		report(b)
+	})
+	b.Run("restart-1000-services", func(b *testing.B) {
+		cfg := benchConfig(b)
+		ts := startServer(b, cfg)
+		var wg sync.WaitGroup
+		var next atomic.Int64
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := next.Add(1); i <= 1000; i = next.Add(1) {
+					if err := ts.c.Create(context.Background(), resServices, "default", service(fmt.Sprintf("s-%d", i), api.ServiceTypeNodePort, 80)); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		ts.stop()
+		b.ResetTimer()
+		for range b.N {
+			measure(b, cfg)
+		}
+		report(b)
+	})
+}
