@@ -26,8 +26,8 @@ var (
 )
 
 // env is a real API server (bbolt, HTTPS on 127.0.0.1) with the built-in
-// endpointslice controller disabled, plus this test's own controller fed
-// by its own informers.
+// endpointslice controller disabled (once the server wires it), plus this
+// test's own controller fed by its own informers.
 type env struct {
 	tb   testing.TB
 	ctx  context.Context
@@ -56,7 +56,9 @@ func startEnv(tb testing.TB, o envOptions) *env {
 	cfg.DataDir = tb.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NoSync = !o.fsync
-	cfg.DisabledControllers = append([]string{"endpointslice"}, o.disable...)
+	// The node lifecycle controller would act on the pods' node, which
+	// does not exist; the scheduler has nothing to do (pods are bound).
+	cfg.DisabledControllers = append([]string{"endpointslice", "nodelifecycle", "scheduler"}, o.disable...)
 	s, err := server.Start(ctx, cfg, nil)
 	if err != nil {
 		cancel()

@@ -8,10 +8,14 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/client/record"
 	"github.com/skiff-dev/skiff/controller/endpointslice"
 )
 
 var webLabels = map[string]string{"app": "web"}
+
+// The server's event recorder fits Options.Recorder.
+var _ endpointslice.EventRecorder = (*record.Recorder)(nil)
 
 func allReady(int) bool { return true }
 
