@@ -442,13 +442,18 @@ func (c *Controller) deleteServiceSlices(ctx context.Context, key string) error 
 	delete(c.memos, key)
 	c.memoMu.Unlock()
 	var errs []error
-	for _, s := range c.slicesFor(key) {
+	c.setWaiting(key, true)
+	cached := c.slicesFor(key)
+	for _, s := range cached {
 		if err := c.deleteSlice(ctx, s); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
+	}
+	if c.tracker.Unseen(key, cached) {
+		return errStaleCache // a slice just created is not cached yet
 	}
 	c.tracker.DeleteService(key)
 	c.setWaiting(key, false)

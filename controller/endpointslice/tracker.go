@@ -1,6 +1,7 @@
 package endpointslice
 
 import (
+	"slices"
 	"sync"
 	"time"
 
@@ -77,6 +78,19 @@ func (t *sliceTracker) Stale(svc *api.Service, cached []*api.EndpointSlice) bool
 	}
 	for uid, g := range gens {
 		if g != deletionExpected && !seen[uid] {
+			return true
+		}
+	}
+	return false
+}
+
+// Unseen reports whether the controller wrote a slice for the Service
+// key that cached does not hold yet (the cache lags its creates).
+func (t *sliceTracker) Unseen(key string, cached []*api.EndpointSlice) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for uid, g := range t.gens[key] {
+		if g != deletionExpected && !slices.ContainsFunc(cached, func(s *api.EndpointSlice) bool { return s.UID == uid }) {
 			return true
 		}
 	}

@@ -86,6 +86,24 @@ func TestSliceTrackerEvents(t *testing.T) {
 	}
 }
 
+func TestSliceTrackerUnseen(t *testing.T) {
+	tr := newSliceTracker()
+	key := testNS + "/web"
+	a, b := trackedSlice("a", 1), trackedSlice("b", 1)
+	tr.Wrote(a)
+	tr.Wrote(b)
+	if !tr.Unseen(key, []*api.EndpointSlice{a}) {
+		t.Error("b was written but is not cached: Unseen must be true")
+	}
+	if tr.Unseen(key, []*api.EndpointSlice{a, b}) {
+		t.Error("everything written is cached: Unseen must be false")
+	}
+	tr.ExpectDeletion(b)
+	if tr.Unseen(key, []*api.EndpointSlice{a}) {
+		t.Error("a deleted slice is not expected in the cache")
+	}
+}
+
 func TestTriggerTracker(t *testing.T) {
 	t0 := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	svc := testService()
