@@ -90,6 +90,9 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 		Recorder:               recorder("node-controller"),
 	}, s.log.With("component", "nodelifecycle"))
 	add("nodelifecycle", func(ctx context.Context) error { return nl.Run(ctx, 2) })
+	if run := s.dnsRun(inf, res); run != nil { // server/dns.go; nil without --dns-listen
+		add("dns", run)
+	}
 
 	inf.Start(cctx)
 	for _, r := range runs {

@@ -15,6 +15,14 @@
 //     Service and its EndpointSlice), then the controllers, which talk to
 //     the API over loopback HTTPS like any other client.
 //
+// # DNS
+//
+// With --dns-listen the server also answers cluster DNS (package dns) on
+// that address over UDP and TCP (dns.go). Its listeners are bound in Start
+// (a busy port fails Start); it answers from the controllers' shared
+// informers of Services, EndpointSlices and Pods (dns/source), SERVFAIL
+// until they have synced, and stops with the controllers.
+//
 // # Shutdown
 //
 // Cancelling Run's context (SIGTERM in cmd/skiff) stops the controllers,

@@ -183,11 +183,6 @@ func newGCFixture(t *testing.T, c *client.Client, ns, prefix string, block bool,
 		l.Finalizers = []string{holdFinalizer}
 	}
 	add(resLeases, l)
-	// The collector learns of dependents from its watches. An owner
-	// deleted (Foreground or Orphan) before those events arrive is
-	// finalized against a graph without them, in Skiff as in Kubernetes;
-	// let the watches catch up so the test checks the policy, not the lag.
-	time.Sleep(300 * time.Millisecond)
 	return f
 }
 

@@ -44,6 +44,7 @@ type Server struct {
 	url      string
 	resource []*api.ResourceInfo
 	ctrl     *controllers
+	dns      *clusterDNS // nil without --dns-listen (dns.go)
 }
 
 // Run starts a control plane and blocks until ctx ends, then shuts it down.
@@ -120,6 +121,9 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if err := s.listenDNS(reg); err != nil {
+		return nil, err
+	}
 	v := version.Get()
 	s.api, err = apiserver.New(apiserver.Config{
 		Store:         s.store,
@@ -210,6 +214,9 @@ func (s *Server) Stop() error {
 }
 
 func (s *Server) close() error {
+	if s.dns != nil {
+		s.dns.close()
+	}
 	if s.ln != nil && s.http == nil {
 		s.ln.Close()
 	}

@@ -39,7 +39,8 @@
 //     the wait propagates down the chain), else by its finalizers or
 //     Background.
 //   - The owner's "foregroundDeletion" finalizer is removed only when no
-//     dependent with blockOwnerDeletion=true refers to it any more; the
+//     dependent with blockOwnerDeletion=true refers to it any more, in the
+//     graph and in a live list (see "No dependents left" below); the
 //     server then deletes the owner.
 //   - A dependent that would wait on an owner that waits on it (a cycle) has
 //     its blockOwnerDeletion cleared before it is deleted, as Kubernetes
@@ -48,13 +49,60 @@
 // # Orphan deletion
 //
 //   - An owner with deletionTimestamp and the "orphan" finalizer first has
-//     its reference removed from every dependent; only then is the "orphan"
-//     finalizer removed.
+//     its reference removed from every dependent, those of the graph and
+//     those of a live list (see "No dependents left" below); only then is
+//     the "orphan" finalizer removed. A dependent is never left referring
+//     to an owner that is gone, so it is never collected for it.
+//
+// # No dependents left
+//
+//   - The graph learns of a dependent from a watch event that may arrive
+//     after its owner's deletion has been processed. So before removing an
+//     "orphan" or "foregroundDeletion" finalizer, which says "no
+//     dependents remain", the collector lists live every namespaced
+//     resource in the owner's namespace (every resource in every namespace
+//     for a cluster-scoped owner) and keeps the objects whose
+//     ownerReferences name the owner's uid. A list without resourceVersion
+//     reads the store's current revision, which is past the owner's
+//     deletion, so it holds every dependent created before that deletion
+//     that still exists.
+//   - The decision is made again on the graph's dependents merged with the
+//     listed ones (the listed state wins). Listed objects the graph has not
+//     seen are fed into it, so they are synced (deleted for Foreground,
+//     orphaned for Orphan) before the finalizer goes. A known object is not
+//     overwritten: its watch state may be newer than the list.
+//   - A failed list fails the sync, which is retried with back-off: the
+//     finalizer stays until a list succeeds.
+//   - The list is made only when the graph already says "done", once per
+//     owner deletion in the normal case; while the graph shows blocking
+//     dependents no list is made.
+//   - Why a live list and not "wait until every reflector has seen the
+//     owner's deletion revision": a reflector's revision advances only on
+//     its own resource's events and on bookmarks (every few seconds), so a
+//     quiet resource would hold every Orphan and Foreground deletion for a
+//     bookmark period, and a reflector in back-off or relisting for longer;
+//     a bounded wait would then have to guess. The list is exact, needs no
+//     timing and costs a few paged reads at the rare moment of finalizer
+//     removal.
+//   - A dependent created (or adopted) after the owner's deletion mark is
+//     outside this guarantee, as in Kubernetes: once the owner is gone it
+//     is collected like any dependent of an absent owner.
+//   - The propagation chosen when the cascade deletes a dependent
+//     (Foreground if it has dependents of its own) is read from the graph;
+//     a grandchild created in the instant before the cascade reaches its
+//     parent is then collected in the background after its parent goes,
+//     possibly after the top owner. It is never kept and never wrongly
+//     deleted.
 //
 // # Consistency
 //
 //   - No worker starts before every resource has been listed once, so a
-//     partial graph never removes a foregroundDeletion finalizer early.
+//     partial first graph never drives a sync.
+//   - Nothing is deleted on the graph's word alone: a dependent is deleted
+//     only after a live GET found each of its owners absent (or waiting in
+//     the foreground), and finalizers say "no dependents" only after a live
+//     list agreed. A graph that lags the store can delay work, never cause
+//     a wrong delete.
 //   - Every edit of finalizers or ownerReferences is a JSON patch that tests
 //     metadata.uid and metadata.resourceVersion of the object just read, so
 //     a concurrent writer is never overwritten; a failed test (422) or a

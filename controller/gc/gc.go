@@ -36,6 +36,11 @@ const (
 	patchAttempts = 5
 	// absentCacheSize bounds the cache of uids known to be absent.
 	absentCacheSize = 4096
+	// listPageSize is the page size of the live dependent lists.
+	listPageSize = 500
+	// listAttempts bounds the restarts of a paged list whose continue
+	// token expired.
+	listAttempts = 3
 )
 
 // Controller is the garbage collector. Create it with New and start it once
@@ -200,10 +205,128 @@ func (c *Controller) sync(ctx context.Context, uid string) error {
 		}
 	}
 	p := decide(it, owners, deps)
+	if p.RemoveFinalizer != "" {
+		// "No dependents left" from the graph alone may be a graph that
+		// has not seen them yet: confirm with a live list, which is newer
+		// than the owner's deletion, and decide again on what it found.
+		found, err := c.liveDependents(ctx, it.Ref)
+		if err != nil {
+			return err
+		}
+		deps = c.mergeLive(it.Ref, deps, found)
+		p = decide(it, owners, deps)
+	}
 	if p.empty() {
 		return nil
 	}
 	return c.apply(ctx, it, p)
+}
+
+// found is one object a live list returned.
+type found struct {
+	info *api.ResourceInfo
+	meta reflector.Meta
+}
+
+// liveDependents lists, live, every object that names owner's uid in its
+// ownerReferences: every namespaced resource in the owner's namespace, or,
+// for a cluster-scoped owner, every resource in every namespace. A list
+// without resourceVersion reads the store's current revision, so it holds
+// every dependent created before the owner's deletion that still exists.
+func (c *Controller) liveDependents(ctx context.Context, owner objectRef) ([]found, error) {
+	var out []found
+	for _, info := range c.resources {
+		ns := ""
+		if owner.Info.Namespaced {
+			if !info.Namespaced {
+				// A cluster-scoped object cannot be owned by a namespaced
+				// one; the collector never acts on such a reference.
+				continue
+			}
+			ns = owner.Namespace
+		}
+		metas, err := c.listMeta(ctx, info, ns, func(m reflector.Meta) bool {
+			return slices.ContainsFunc(m.OwnerReferences, func(r api.OwnerReference) bool { return r.UID == owner.UID })
+		})
+		if err != nil {
+			return nil, fmt.Errorf("gc: confirm dependents of %s: %w", owner, err)
+		}
+		for _, m := range metas {
+			out = append(out, found{info: info, meta: m})
+		}
+	}
+	return out, nil
+}
+
+// listMeta lists info in ns ("" all) page by page and returns the
+// metadata of the objects keep accepts; an expired continue token restarts
+// the list.
+func (c *Controller) listMeta(ctx context.Context, info *api.ResourceInfo, ns string, keep func(reflector.Meta) bool) ([]reflector.Meta, error) {
+	for attempt := 0; ; attempt++ {
+		var kept []reflector.Meta
+		opts := client.ListOptions{Limit: listPageSize}
+		for {
+			var page client.RawList
+			err := c.client.List(ctx, info, ns, opts, &page)
+			if client.IsGone(err) && opts.Continue != "" && attempt < listAttempts {
+				break // continue token expired: start over
+			}
+			if err != nil {
+				return nil, fmt.Errorf("list %s: %w", info.Resource, err)
+			}
+			for _, raw := range page.Items {
+				m, err := reflector.Decode(raw)
+				if err != nil || m.UID == "" || m.Name == "" {
+					// Skipped, as the reflectors skip it: the graph never
+					// holds it either.
+					c.log.Warn("skipping undecodable object", "resource", info.Resource, "err", err, "name", m.Name)
+					continue
+				}
+				if keep(m) {
+					kept = append(kept, m)
+				}
+			}
+			if page.Metadata.Continue == "" {
+				return kept, nil
+			}
+			opts.Continue = page.Metadata.Continue
+		}
+	}
+}
+
+// mergeLive feeds the dependents a live list found into the graph (those
+// it has not seen yet, so they can be synced) and returns the dependents to
+// decide on: the graph's, with the live state taking precedence, plus the
+// ones only the list knew. A graph dependent the list did not return no
+// longer refers to the owner or is gone; keeping it only makes the owner
+// wait for the watch to say so.
+func (c *Controller) mergeLive(owner objectRef, deps []dependent, live []found) []dependent {
+	byUID := make(map[string]int, len(deps))
+	for i, d := range deps {
+		byUID[d.Ref.UID] = i
+	}
+	var unseen []string
+	for _, f := range live {
+		learned, sync := c.graph.learn(f.info, f.meta)
+		if learned {
+			unseen = append(unseen, f.info.Resource+"/"+f.meta.Namespace+"/"+f.meta.Name)
+		}
+		for _, u := range sync {
+			c.queue.Add(u)
+		}
+		d := dependentOf(owner.UID, newNode(f.info, f.meta))
+		if i, ok := byUID[d.Ref.UID]; ok {
+			deps[i] = d
+			continue
+		}
+		byUID[d.Ref.UID] = len(deps)
+		deps = append(deps, d)
+	}
+	if len(unseen) > 0 {
+		c.log.Info("found dependents the graph had not seen yet", "owner", owner.String(), "dependents", unseen)
+	}
+	sortDependents(deps)
+	return deps
 }
 
 // resolve finds the resource of an owner reference's apiVersion and kind.

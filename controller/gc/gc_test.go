@@ -52,9 +52,12 @@ func newEnv(t *testing.T) *env {
 
 // start runs the collector; stop (registered as cleanup) ends it and
 // checks Run's result.
-func (e *env) start() *Controller {
+func (e *env) start() *Controller { return e.startWith(e.srv) }
+
+// startWith runs the collector against cl, a view of e.srv.
+func (e *env) startWith(cl Client) *Controller {
 	logger := slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	c := New(e.srv, e.res, logger)
+	c := New(cl, e.res, logger)
 	c.queue = workqueue.New[string](5*time.Millisecond, time.Second)
 	c.reflectorBackoff = 10 * time.Millisecond
 	e.done = make(chan error, 1)

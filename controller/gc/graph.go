@@ -2,6 +2,7 @@ package gc
 
 import (
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/skiff-dev/skiff/api"
@@ -218,24 +219,38 @@ func (g *graph) snapshot(uid string) (objectRef, []dependent, bool) {
 		if dn == nil {
 			continue
 		}
-		dep := dependent{Ref: dn.ref, Deleting: dn.deleting, DeletingDependents: dn.deletingDependents()}
-		for _, ref := range dn.owners {
-			if ref.UID == uid && blocks(ref) {
-				dep.Blocking = true
-			}
-		}
-		deps = append(deps, dep)
+		deps = append(deps, dependentOf(uid, dn))
 	}
-	slices.SortFunc(deps, func(a, b dependent) int {
-		if a.Ref.UID < b.Ref.UID {
-			return -1
-		}
-		if a.Ref.UID > b.Ref.UID {
-			return 1
-		}
-		return 0
-	})
+	sortDependents(deps)
 	return n.ref, deps, true
+}
+
+// dependentOf describes dn as a dependent of the owner with that uid.
+func dependentOf(owner string, dn *node) dependent {
+	dep := dependent{Ref: dn.ref, Deleting: dn.deleting, DeletingDependents: dn.deletingDependents()}
+	for _, ref := range dn.owners {
+		if ref.UID == owner && blocks(ref) {
+			dep.Blocking = true
+		}
+	}
+	return dep
+}
+
+func sortDependents(deps []dependent) {
+	slices.SortFunc(deps, func(a, b dependent) int { return strings.Compare(a.Ref.UID, b.Ref.UID) })
+}
+
+// learn records an object a live list found, unless the graph already
+// holds it: the watch keeps known objects current, and a listed state may
+// be older than what the watch has delivered since. It reports whether the
+// object was new and returns the uids to sync.
+func (g *graph) learn(info *api.ResourceInfo, m reflector.Meta) (bool, []string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.nodes[m.UID]; ok {
+		return false, nil
+	}
+	return true, g.upsertLocked(newNode(info, m))
 }
 
 // size is the number of objects in the graph.

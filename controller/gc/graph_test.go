@@ -21,7 +21,7 @@ func deleting(m reflector.Meta, finalizers ...string) reflector.Meta {
 
 // step is one graph change and the uids it must enqueue.
 type step struct {
-	op   string // upsert, remove, replace
+	op   string // upsert, remove, replace, learn
 	meta reflector.Meta
 	objs []reflector.Meta // for replace
 	want []string
@@ -100,6 +100,26 @@ func TestGraphEnqueues(t *testing.T) {
 				{op: "replace", objs: []reflector.Meta{meta("d", owner("o", false))}, want: []string{"d"}},
 			},
 		},
+		{
+			name: "a dependent learned from a live list is synced under its deleting owner",
+			steps: []step{
+				{op: "upsert", meta: deleting(meta("o"), FinalizerOrphan), want: []string{"o"}},
+				{op: "learn", meta: meta("d", owner("o", true)), want: []string{"d"}},
+				// The watch's event for it, later: same state, nothing.
+				{op: "upsert", meta: meta("d", owner("o", true))},
+			},
+		},
+		{
+			name: "learning a known object keeps the watch's newer state",
+			steps: []step{
+				{op: "upsert", meta: deleting(meta("o"), FinalizerForeground), want: []string{"o"}},
+				{op: "upsert", meta: meta("d", owner("o", false)), want: []string{"d"}},
+				// A list read before the watch's update: ignored.
+				{op: "learn", meta: meta("d", owner("o", true))},
+				// Proof the node kept blocking=false: this is no change.
+				{op: "upsert", meta: meta("d", owner("o", false)), want: nil},
+			},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,6 +133,8 @@ func TestGraphEnqueues(t *testing.T) {
 					got = g.remove(s.meta.UID)
 				case "replace":
 					got = g.replace(tPods, s.objs)
+				case "learn":
+					_, got = g.learn(tPods, s.meta)
 				}
 				slices.Sort(got)
 				got = slices.Compact(got)

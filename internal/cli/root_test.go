@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/skiff-dev/skiff/internal/config"
 )
@@ -19,7 +20,7 @@ func TestServerFlags(t *testing.T) {
 	root.SetArgs([]string{"server", "--data-dir", "/tmp/x", "--listen", "127.0.0.1:7443",
 		"--service-cidr", "10.0.0.0/24", "--cluster-cidr", "10.1.0.0/16", "--node-port-range", "31000-31010",
 		"--cluster-domain", "example.internal", "--tls-san", "a.example", "--tls-san", "192.0.2.7",
-		"--disable-agent", "--dns-listen", "127.0.0.1:1053", "--dns-upstream", "127.0.0.1:53",
+		"--disable-agent", "--dns-listen", "127.0.0.1:1053", "--dns-upstream", "127.0.0.1:53", "--dns-ttl", "30s",
 		"--node-ip", "192.0.2.1", "--runtime", "process", "--proxy-mode", "nftables"})
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		t.Fatal(err)
@@ -35,7 +36,7 @@ func TestServerFlags(t *testing.T) {
 	if got.DataDir != want.DataDir || got.Listen != want.Listen || got.ServiceCIDR != want.ServiceCIDR ||
 		got.ClusterCIDR != want.ClusterCIDR || got.NodePortRange != want.NodePortRange ||
 		got.ClusterDomain != want.ClusterDomain || strings.Join(got.TLSSANs, ",") != "a.example,192.0.2.7" ||
-		!got.DisableAgent || got.DNSListen != want.DNSListen || strings.Join(got.DNSUpstream, ",") != "127.0.0.1:53" ||
+		!got.DisableAgent || got.DNSListen != want.DNSListen || got.DNSTTL != 30*time.Second || strings.Join(got.DNSUpstream, ",") != "127.0.0.1:53" ||
 		strings.Join(got.NodeIP, ",") != "192.0.2.1" || got.Runtime != "process" || got.ProxyMode != "nftables" {
 		t.Fatalf("config = %+v", got)
 	}
@@ -47,6 +48,7 @@ func TestServerFlagsRejected(t *testing.T) {
 		{"server", "--node-port-range", "1-2-3"},
 		{"server", "--no-such-flag"},
 		{"server", "extra-arg"},
+		{"server", "--dns-ttl", "0s"},
 	} {
 		root := NewRoot(Runners{Server: func(context.Context, config.Server) error {
 			t.Fatalf("runner called for %v", args)

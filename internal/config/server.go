@@ -23,11 +23,14 @@ type Server struct {
 	ClusterDomain string   // --cluster-domain
 	TLSSANs       []string // --tls-san
 	DisableAgent  bool     // --disable-agent
-	DNSListen     string   // --dns-listen (reserved for the DNS issue)
-	DNSUpstream   []string // --dns-upstream (reserved for the DNS issue)
+	DNSListen     string   // --dns-listen host:port; "" = no DNS in the server
+	DNSUpstream   []string // --dns-upstream; nil = /etc/resolv.conf's nameservers
 	NodeIP        []string // --node-ip
 	Runtime       string   // --runtime (node agent issue)
 	ProxyMode     string   // --proxy-mode (service proxy issue)
+	// DNSTTL is the TTL of cluster DNS records and negative answers
+	// (--dns-ttl, whole seconds, 1s..1h).
+	DNSTTL time.Duration
 	// MaxEndpointsPerSlice caps endpoints per EndpointSlice (1..1000).
 	MaxEndpointsPerSlice int
 	// NodeMonitorGracePeriod: a node silent this long becomes NotReady.
@@ -56,6 +59,7 @@ func ServerDefaults() Server {
 		NodePortRange:          "30000-32767",
 		ClusterDomain:          "cluster.local",
 		DNSListen:              "",
+		DNSTTL:                 5 * time.Second,
 		Runtime:                "auto",
 		ProxyMode:              "iptables",
 		HistorySize:            50000,
@@ -118,6 +122,14 @@ func (c Server) Parse() (Parsed, error) {
 	}
 	if c.NodeMonitorGracePeriod <= 0 || c.PodEvictionTimeout <= 0 {
 		return p, fmt.Errorf("--node-monitor-grace-period and --pod-eviction-timeout must be positive")
+	}
+	if c.DNSListen != "" {
+		if _, _, err := net.SplitHostPort(c.DNSListen); err != nil {
+			return p, fmt.Errorf("--dns-listen %q: %w", c.DNSListen, err)
+		}
+	}
+	if c.DNSTTL < time.Second || c.DNSTTL > time.Hour || c.DNSTTL%time.Second != 0 {
+		return p, fmt.Errorf("--dns-ttl %v: must be whole seconds between 1s and 1h", c.DNSTTL)
 	}
 	if c.DataDir == "" {
 		return p, fmt.Errorf("--data-dir must not be empty")

@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParse(t *testing.T) {
@@ -38,6 +39,11 @@ func TestParse(t *testing.T) {
 			}
 		}},
 		{name: "bad listen", mutate: func(c *Server) { c.Listen = "6443" }, wantErr: "--listen"},
+		{name: "bad dns listen", mutate: func(c *Server) { c.DNSListen = "1053" }, wantErr: "--dns-listen"},
+		{name: "dns ttl zero", mutate: func(c *Server) { c.DNSTTL = 0 }, wantErr: "--dns-ttl"},
+		{name: "dns ttl fraction", mutate: func(c *Server) { c.DNSTTL = 1500 * time.Millisecond }, wantErr: "--dns-ttl"},
+		{name: "dns ttl too long", mutate: func(c *Server) { c.DNSTTL = 2 * time.Hour }, wantErr: "--dns-ttl"},
+		{name: "dns listen and ttl", mutate: func(c *Server) { c.DNSListen = "127.0.0.1:1053"; c.DNSTTL = 30 * time.Second }, check: func(*testing.T, Parsed) {}},
 		{name: "empty data dir", mutate: func(c *Server) { c.DataDir = "" }, wantErr: "--data-dir"},
 	}
 	for _, tt := range tests {
