@@ -2,6 +2,7 @@ package kubectl_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -137,7 +138,19 @@ func TestDescribe(t *testing.T) {
 	h.ok("apply", "-f", h.writeFile("web.yaml", webV1))
 	h.ok("expose", "deploy/web", "--port=80", "--target-port=80")
 	h.ok("rollout", "status", "deploy/web", "--timeout=30s")
-	sliceFor(t, h, "web-abc", "web", 80, "10.244.1.20", "10.244.1.21")
+	// The EndpointSlice controller's slice of the service, with both pods.
+	var slice api.EndpointSlice
+	var podIPs []string
+	eventually(t, "the service's slice", 20*time.Second, func() (bool, string) {
+		var list api.EndpointSliceList
+		_ = h.c.List(context.Background(), resSlices, h.ns, client.ListOptions{LabelSelector: "kubernetes.io/service-name=web"}, &list)
+		if len(list.Items) != 1 || len(list.Items[0].Endpoints) != 2 {
+			return false, fmt.Sprint(list.Items)
+		}
+		slice = list.Items[0]
+		podIPs = []string{slice.Endpoints[0].Addresses[0], slice.Endpoints[1].Addresses[0]}
+		return true, ""
+	})
 
 	out := h.ok("describe", "svc", "web")
 	for _, want := range []string{
@@ -148,7 +161,7 @@ func TestDescribe(t *testing.T) {
 		"Type:                     ClusterIP\n",
 		"Port:                     <unset>  80/TCP\n",
 		"TargetPort:               80/TCP\n",
-		"Endpoints:                10.244.1.20:80,10.244.1.21:80\n",
+		"Endpoints:                " + podIPs[0] + ":80," + podIPs[1] + ":80\n",
 		"Session Affinity:         None\n",
 		"Events:                   <none>\n",
 	} {
@@ -185,11 +198,14 @@ func TestDescribe(t *testing.T) {
 		t.Fatalf("describe by prefix:\n%s", out)
 	}
 
-	out = h.ok("describe", "endpointslices", "web-abc")
-	for _, want := range []string{"AddressType:  IPv4", "Ports:\n  Name     Port  Protocol\n  ----     ----  --------\n  <unset>  80    TCP\n",
-		"  - Addresses:  10.244.1.20\n", "      Ready:    true\n", "    NodeName:   node-1\n"} {
-		if !strings.Contains(out, want) {
-			t.Fatalf("describe slice lacks %q:\n%s", want, out)
+	out = h.ok("describe", "endpointslices", slice.Name)
+	if !strings.Contains(out, "Ports:\n  Name     Port  Protocol\n  ----     ----  --------\n  <unset>  80    TCP\n") {
+		t.Fatalf("describe slice ports:\n%s", out)
+	}
+	for _, re := range []string{`(?m)^AddressType:\s+IPv4$`, `(?m)^  - Addresses:\s+` + regexp.QuoteMeta(podIPs[0]) + `$`,
+		`(?m)^      Ready:\s+true$`, `(?m)^    NodeName:\s+node-1$`, `(?m)^    TargetRef:\s+Pod/web-`} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Fatalf("describe slice lacks %s:\n%s", re, out)
 		}
 	}
 
