@@ -92,7 +92,7 @@ func typed[T any, PT interface {
 	p.row = func(obj api.Object, now time.Time) Row {
 		o, ok := obj.(PT)
 		if !ok {
-			return Row{Cells: fallbackCells(obj, now, len(columns))}
+			return Row{Cells: fallbackCells(obj, now, columns)}
 		}
 		r := Row{Cells: cells(o, now)}
 		if conds != nil {
@@ -103,17 +103,20 @@ func typed[T any, PT interface {
 	return p
 }
 
-func fallbackCells(obj api.Object, now time.Time, n int) []any {
+// fallbackCells fills the name and age columns of an object of an
+// unexpected type and leaves the others empty.
+func fallbackCells(obj api.Object, now time.Time, columns []Column) []any {
 	m := obj.GetObjectMeta()
-	cells := make([]any, n)
-	for i := range cells {
-		cells[i] = ""
-	}
-	if n > 0 {
-		cells[0] = m.Name
-	}
-	if n > 1 {
-		cells[n-1] = Age(m.CreationTimestamp.Time, now)
+	cells := make([]any, len(columns))
+	for i, c := range columns {
+		switch {
+		case c.Format == "name":
+			cells[i] = m.Name
+		case c.Name == "Age":
+			cells[i] = Age(m.CreationTimestamp.Time, now)
+		default:
+			cells[i] = ""
+		}
 	}
 	return cells
 }
