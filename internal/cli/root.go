@@ -22,7 +22,23 @@ import (
 // Runners are the functions the commands call once their flags are parsed.
 type Runners struct {
 	Server func(ctx context.Context, cfg config.Server) error
+	// NetExec runs `skiff netexec`, the test workload (package netexec).
+	NetExec func(ctx context.Context, opts NetExecOptions) error
+	// RuntimeInit is the hidden `skiff runtime-init` helper of the process
+	// runtime (netagent/runtime/process.Init). It gets its arguments
+	// unparsed and returns only on failure (on success it execs).
+	RuntimeInit func(args []string) error
 }
+
+// NetExecOptions are the flags of `skiff netexec`.
+type NetExecOptions struct {
+	HTTPPort int // --http-port
+	UDPPort  int // --udp-port; -1: no UDP server
+}
+
+// RuntimeInitCommand is the hidden helper's name; it must equal
+// netagent/runtime/process.InitCommand (cmd/skiff's test checks).
+const RuntimeInitCommand = "runtime-init"
 
 // NewRoot returns the `skiff` command with its subcommands.
 func NewRoot(r Runners, stdout io.Writer) *cobra.Command {
@@ -33,8 +49,53 @@ func NewRoot(r Runners, stdout io.Writer) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetOut(stdout)
-	root.AddCommand(newServerCommand(r.Server), newVersionCommand())
+	root.AddCommand(newServerCommand(r.Server), newVersionCommand(),
+		newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit))
 	return root
+}
+
+func newNetExecCommand(run func(context.Context, NetExecOptions) error) *cobra.Command {
+	opts := NetExecOptions{HTTPPort: 8080, UDPPort: 8081}
+	cmd := &cobra.Command{
+		Use:   "netexec",
+		Short: "Run the test workload (agnhost netexec's HTTP and UDP servers) that end-to-end tests run as pods",
+		Long: `netexec serves HTTP on --http-port: /hostname (the pod name: $POD_NAME, else the
+host name), /clientip, /echo?msg=, /healthz (200 until /sethealth?status=N),
+/exit?code=, and /dial?host=&port=&request=&protocol=http|udp&tries=N, which makes
+N requests from this pod and answers {"responses":[...],"errors":[...]}.
+On --udp-port it answers "hostname", "echo <msg>" and "clientip".`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.HTTPPort < 1 || opts.HTTPPort > 65535 {
+				return fmt.Errorf("--http-port %d: want 1-65535", opts.HTTPPort)
+			}
+			if opts.UDPPort != -1 && (opts.UDPPort < 1 || opts.UDPPort > 65535) {
+				return fmt.Errorf("--udp-port %d: want 1-65535, or -1 for none", opts.UDPPort)
+			}
+			if run == nil {
+				return fmt.Errorf("netexec is not available in this build")
+			}
+			return run(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().IntVar(&opts.HTTPPort, "http-port", opts.HTTPPort, "HTTP port")
+	cmd.Flags().IntVar(&opts.UDPPort, "udp-port", opts.UDPPort, "UDP port (-1: no UDP server)")
+	return cmd
+}
+
+func newRuntimeInitCommand(run func([]string) error) *cobra.Command {
+	return &cobra.Command{
+		Use:                RuntimeInitCommand,
+		Short:              "Internal: the process runtime's helper that enters a pod's namespaces and execs its command",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			if run == nil {
+				return fmt.Errorf("%s is not available in this build", RuntimeInitCommand)
+			}
+			return run(args)
+		},
+	}
 }
 
 func newServerCommand(run func(context.Context, config.Server) error) *cobra.Command {
