@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -291,6 +292,7 @@ type openAPIDocs struct {
 	once sync.Once
 	err  error
 	v2   []byte
+	v2pb []byte            // v2 as gnostic protobuf (openapi_proto.go)
 	v3   map[string][]byte // "api/v1", "apis/apps/v1"
 	hash map[string]string
 	idx  []byte
@@ -308,6 +310,9 @@ func (d *openAPIDocs) build() error {
 	d.once.Do(func() {
 		d.v2, d.v3, d.err = d.s.openAPIDocuments()
 		if d.err != nil {
+			return
+		}
+		if d.v2pb, d.err = openAPIV2Protobuf(d.v2); d.err != nil {
 			return
 		}
 		d.hash = make(map[string]string, len(d.v3))
@@ -343,13 +348,38 @@ func notAcceptable() *StatusError {
 		"only the following media types are accepted: application/json", nil)
 }
 
+// The media types of the protobuf v2 document: client-go asks for the
+// first; kube-openapi answers with the second (the first is no valid MIME
+// type for Go's mime package) and accepts it and vnd.kubernetes.protobuf.
+const (
+	mediaOpenAPIV2Protobuf      = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+	mediaOpenAPIV2ProtobufReply = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+)
+
+// serveV2 answers JSON, or protobuf to a client that asks for it first
+// (client-go's OpenAPISchema, kubectl's validation and explain up to 1.26).
 func (d *openAPIDocs) serveV2(w http.ResponseWriter, r *http.Request) {
-	if !acceptsJSON(r.Header.Get("Accept")) {
+	accept := r.Header.Get("Accept")
+	first, _, _ := strings.Cut(accept, ",")
+	first, _, _ = strings.Cut(first, ";")
+	wantPB := false
+	switch strings.TrimSpace(first) {
+	case mediaOpenAPIV2Protobuf, mediaOpenAPIV2ProtobufReply, "application/vnd.kubernetes.protobuf":
+		wantPB = true
+	}
+	if !wantPB && !acceptsJSON(accept) {
 		writeError(w, notAcceptable())
 		return
 	}
 	if err := d.build(); err != nil {
 		writeErr(w, err)
+		return
+	}
+	if wantPB {
+		w.Header().Set("Content-Type", mediaOpenAPIV2ProtobufReply)
+		w.Header().Set("Content-Length", strconv.Itoa(len(d.v2pb)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(d.v2pb)
 		return
 	}
 	writeRaw(w, http.StatusOK, d.v2)

@@ -271,12 +271,17 @@ func TestOpenAPIV2(t *testing.T) {
 	}
 	checkRefs(t, e, "/openapi/v2", "#/definitions/")
 
-	// client-go asks for protobuf only: 406 sends kubectl to its fallbacks.
-	r := e.do("GET", "/openapi/v2", nil, "Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
-	if r.code != 406 || r.status(t).Reason != api.StatusReasonNotAcceptable {
-		t.Errorf("protobuf: code %d %s", r.code, r.body)
+	// client-go asks for protobuf (test/kubectl-compat decodes it with
+	// gnostic); anything else without JSON gets 406.
+	r := e.must(200, "GET", "/openapi/v2", nil, "Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
+	if ct := r.header.Get("Content-Type"); ct != mediaOpenAPIV2ProtobufReply || len(r.body) < 1000 || r.body[0] != 0x0a {
+		t.Errorf("protobuf: Content-Type %q, %d bytes", ct, len(r.body))
 	}
-	e.must(200, "GET", "/openapi/v2", nil, "Accept: application/com.github.proto-openapi.spec.v2@v1.0+protobuf, application/json")
+	r = e.do("GET", "/openapi/v2", nil, "Accept: application/x-protobuf")
+	if r.code != 406 || r.status(t).Reason != api.StatusReasonNotAcceptable {
+		t.Errorf("other protobuf: code %d %s", r.code, r.body)
+	}
+	e.must(200, "GET", "/openapi/v2", nil, "Accept: application/json, application/com.github.proto-openapi.spec.v2@v1.0+protobuf")
 	if r := e.do("GET", "/openapi/v2", nil, "Authorization: Bearer wrong"); r.code != 401 {
 		t.Errorf("unauthenticated: code %d", r.code)
 	}
