@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -364,14 +365,17 @@ func TestGetWatchSeesChanges(t *testing.T) {
 }
 
 func TestExplainFromOpenAPI(t *testing.T) {
+	// kubectl 1.27+ renders OpenAPI v3 ("FIELD: ports <[]ServicePort>");
+	// older ones render v2 protobuf ("RESOURCE: ports <[]Object>").
 	out := kubectl(t, "explain", "service.spec.ports")
-	for _, want := range []string{"KIND:       Service", "VERSION:    v1", "FIELD: ports <[]ServicePort>", "port\t<integer> -required-", "targetPort\t<"} {
-		if !strings.Contains(out, want) {
+	for _, want := range []string{`KIND:\s+Service\n`, `VERSION:\s+v1\n`, `(FIELD|RESOURCE): ports <\[\](ServicePort|Object)>`,
+		"\n\\s+port\t<integer> -required-\n", "\n\\s+targetPort\t<"} {
+		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("explain output lacks %q:\n%s", want, out)
 		}
 	}
 	out = kubectl(t, "explain", "deployment.spec.template.spec.containers.ports")
-	if !strings.Contains(out, "GROUP:      apps") || !strings.Contains(out, "containerPort\t<integer> -required-") {
+	if !regexp.MustCompile(`(GROUP:\s+apps|VERSION:\s+apps/v1)\n`).MatchString(out) || !strings.Contains(out, "containerPort\t<integer> -required-") {
 		t.Errorf("explain deployment:\n%s", out)
 	}
 	if _, errOut, err := kubectlErr(t, "explain", "service.spec.nope"); err == nil || !strings.Contains(errOut, `field "nope" does not exist`) {
