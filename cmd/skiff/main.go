@@ -1,19 +1,20 @@
 // Command skiff is Skiff's one binary: `skiff server` runs the control plane,
-// `skiff netexec` the test workload, and the other verbs follow in later
-// issues (agent, CLI). The hidden `skiff runtime-init` is the process
+// `skiff netexec` the test workload, and the kubectl-style verbs (get,
+// apply, expose, scale, rollout, ...) talk to a running server; the agent
+// follows in a later issue. The hidden `skiff runtime-init` is the process
 // runtime's helper.
 package main
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/skiff-dev/skiff/internal/cli"
+	"github.com/skiff-dev/skiff/kubectl"
 	"github.com/skiff-dev/skiff/netagent/runtime/process"
 	"github.com/skiff-dev/skiff/netexec"
 	"github.com/skiff-dev/skiff/server"
@@ -30,8 +31,8 @@ func main() {
 			stop()
 			os.Exit(exit.ExitCode())
 		}
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		os.Exit(1)
+		stop()
+		os.Exit(kubectl.PrintError(os.Stderr, err))
 	}
 }
 

@@ -1,6 +1,8 @@
 // Package cli builds Skiff's command line with cobra. It turns flags into
 // plain config values (package internal/config) and hands them to the Run
 // functions it is given, so it never imports the components themselves.
+// The kubectl-style verbs (get, apply, expose, ...) come from package
+// kubectl, which talks to a server only through its API.
 //
 // # Invariants
 //
@@ -16,7 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skiff-dev/skiff/internal/config"
-	"github.com/skiff-dev/skiff/internal/version"
+	"github.com/skiff-dev/skiff/kubectl"
 )
 
 // Runners are the functions the commands call once their flags are parsed.
@@ -40,17 +42,28 @@ type NetExecOptions struct {
 // netagent/runtime/process.InitCommand (cmd/skiff's test checks).
 const RuntimeInitCommand = "runtime-init"
 
-// NewRoot returns the `skiff` command with its subcommands.
+// NewRoot returns the `skiff` command with its subcommands; the CLI verbs
+// read os.Stdin and write errors to os.Stderr.
 func NewRoot(r Runners, stdout io.Writer) *cobra.Command {
+	return NewRootWith(r, kubectl.Env{Out: stdout})
+}
+
+// NewRootWith is NewRoot with the streams, environment and clock of the
+// CLI verbs (package kubectl: get, apply, delete, ..., version) given.
+// Print the error Execute returns with kubectl.PrintError, which also
+// gives the exit status.
+func NewRootWith(r Runners, env kubectl.Env) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "skiff",
 		Short:         "Skiff: the Kubernetes Service flow in one binary",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetOut(stdout)
-	root.AddCommand(newServerCommand(r.Server), newVersionCommand(),
-		newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit))
+	if env.Out != nil {
+		root.SetOut(env.Out)
+	}
+	root.AddCommand(newServerCommand(r.Server), newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit))
+	root.AddCommand(kubectl.Commands(env)...)
 	return root
 }
 
@@ -133,17 +146,4 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.IntVar(&cfg.HistorySize, "history-size", cfg.HistorySize, "revisions of watch history kept in the store")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long SIGTERM waits for requests to finish")
 	return cmd
-}
-
-func newVersionCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := version.Get()
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "skiff %s (commit %s, %s, %s)\n", v.GitVersion, v.GitCommit, v.GoVersion, v.Platform)
-			return err
-		},
-	}
 }
