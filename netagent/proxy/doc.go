@@ -33,6 +33,23 @@
 //   - Conntrack entries are deleted only after the backend has programmed
 //     the change, and only for UDP.
 //
+// # Metrics and health
+//
+// Metrics carry kube-proxy's names (subsystem "kubeproxy"):
+// sync_proxy_rules_duration_seconds (and its full/partial variants),
+// sync_proxy_rules_last_timestamp_seconds,
+// sync_proxy_rules_last_queued_timestamp_seconds,
+// network_programming_duration_seconds (from an EndpointSlice's
+// endpoints.kubernetes.io/last-change-trigger-time to the end of the sync
+// that programmed it; trigger times from before the proxy started are not
+// measured) and sync_proxy_rules_failures_total. Proxier.Healthz answers
+// 200 while the last successful sync is younger than HealthTimeout (2 ×
+// SyncPeriod), 503 before the first sync and after. A Service with
+// externalTrafficPolicy Local and a healthCheckNodePort gets an HTTP server
+// on that port on each node address, answering as kube-proxy does: 200 with
+// {"service":{"namespace","name"},"localEndpoints":N,...} when N > 0 (and
+// the proxy is healthy), else 503.
+//
 // # Endpoint selection (kube-proxy's rules, see CategorizeEndpoints)
 //
 //   - Cluster traffic (ClusterIP, and external traffic with
