@@ -317,3 +317,38 @@ func TestSaveReadsLikeTheSeeds(t *testing.T) {
 		t.Errorf("differs from %s:\n got\n%s\nwant\n%s", golden, got, want)
 	}
 }
+
+// TestLegacyJumpRepair: in legacy mode the nat jumps are not listed on
+// every full sync, but they come back once someone deleted Skiff's chains
+// (the mangle hint goes with them).
+func TestLegacyJumpRepair(t *testing.T) {
+	fake := iptablestest.New(iptables.ModeLegacy)
+	b := newBackend(t, fake, iptables.Config{Mode: iptables.ModeLegacy})
+	st := newState(svcWithEps{svcPort("ns", "web", "10.96.0.10", nil), eps("10.244.0.2")})
+	doSync(t, b, st, nil)
+	natLists := func() int {
+		n := 0
+		for _, c := range fake.Commands() {
+			if strings.Contains(c, "-t nat -S") {
+				n++
+			}
+		}
+		return n
+	}
+	before := natLists()
+	doSync(t, b, st, nil)
+	if natLists() != before {
+		t.Errorf("the nat chains were listed again on a routine full sync")
+	}
+	// Someone wipes everything: rules and chains, mangle included.
+	for _, table := range []string{"nat", "mangle"} {
+		in := "*" + table + "\nCOMMIT\n"
+		if _, err := fake.Run(context.Background(), []byte(in), "iptables-legacy-restore"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	doSync(t, b, st, nil)
+	if got := trace(t, fake, env, toWeb("10.96.0.10")); !sameSpread(got, map[string]float64{"ACCEPT 10.244.0.2:8080": 1}) {
+		t.Errorf("after the wipe:\n%s", formatSpread(got))
+	}
+}
