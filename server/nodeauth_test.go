@@ -185,7 +185,9 @@ func TestNodeAuthorization(t *testing.T) {
 			return ts.clientWith(t, joinNode(t, ts, "node-9", testPassword+"-9")).Create(ctx, resNodes, "",
 				&api.Node{ObjectMeta: api.ObjectMeta{Name: "node-9"}, Spec: api.NodeSpec{PodCIDR: "10.244.200.0/24"}})
 		}, http.StatusForbidden},
-		{"create own Lease", func() error { return me.Create(ctx, resLeases, "kube-node-lease", nodeLease("kube-node-lease", "node-1")) }, 0},
+		{"create own Lease", func() error {
+			return me.Create(ctx, resLeases, "kube-node-lease", nodeLease("kube-node-lease", "node-1"))
+		}, 0},
 		{"renew own Lease", func() error {
 			var l api.Lease
 			if err := me.Get(ctx, resLeases, "kube-node-lease", "node-1", &l); err != nil {

@@ -44,8 +44,8 @@ type Server struct {
 	url      string
 	resource []*api.ResourceInfo
 	ctrl     *controllers
-	dns      *clusterDNS // nil without --dns-listen (dns.go)
-	nodes    *nodeTokens // per-node credentials (nodejoin.go)
+	dns      *clusterDNS   // nil without --dns-listen (dns.go)
+	nodes    *nodeTokens   // per-node credentials (nodejoin.go)
 	agent    *builtinAgent // nil with --disable-agent (agent.go)
 }
 
@@ -140,10 +140,10 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 			"services": s.hook, "ipaddresses.networking.k8s.io": s.hook,
 			"nodes": nodeRestriction{}, "leases.coordination.k8s.io": nodeRestriction{},
 		},
-		Patcher:       patcher,
-		Registerer:    reg,
-		Gatherer:      reg,
-		Logger:        log.With("component", "apiserver"),
+		Patcher:    patcher,
+		Registerer: reg,
+		Gatherer:   reg,
+		Logger:     log.With("component", "apiserver"),
 		Version: apiserver.VersionInfo{
 			Major: v.Major, Minor: v.Minor, GitVersion: v.GitVersion, GitCommit: v.GitCommit,
 			GitTreeState: v.GitTreeState, BuildDate: v.BuildDate, GoVersion: v.GoVersion,

@@ -25,9 +25,9 @@ const MaxSubnetBits = 20
 // for concurrent use; the controller serialises calls under its lock.
 type Allocator struct {
 	cidr  netip.Prefix
-	mask  int    // node subnet prefix length
-	shift uint   // host bits of a node subnet
-	size  int    // number of subnets
+	mask  int  // node subnet prefix length
+	shift uint // host bits of a node subnet
+	size  int  // number of subnets
 	used  []uint64
 	free  int
 	next  int // where the next search starts (round robin)

@@ -289,4 +289,3 @@ func (c *Controller) Assigned() map[string]netip.Prefix {
 	}
 	return out
 }
-

@@ -15,22 +15,22 @@ import (
 // Server is everything `skiff server` is told on its command line. It is a
 // plain value: cmd/skiff builds it from flags and hands it to Run.
 type Server struct {
-	DataDir       string   // --data-dir
-	Listen        string   // --listen host:port (HTTPS)
-	ServiceCIDR   string   // --service-cidr
-	ClusterCIDR   string   // --cluster-cidr
+	DataDir     string // --data-dir
+	Listen      string // --listen host:port (HTTPS)
+	ServiceCIDR string // --service-cidr
+	ClusterCIDR string // --cluster-cidr
 	// NodeCIDRMaskSize is the prefix length of each node's pod subnet out
 	// of ClusterCIDR (--node-cidr-mask-size; 0 = 24 for IPv4, 64 for IPv6).
 	NodeCIDRMaskSize int
-	NodePortRange string   // --node-port-range, "30000-32767"
-	ClusterDomain string   // --cluster-domain
-	TLSSANs       []string // --tls-san
-	DisableAgent  bool     // --disable-agent
-	DNSListen     string   // --dns-listen host:port; "" = no DNS in the server
-	DNSUpstream   []string // --dns-upstream; nil = /etc/resolv.conf's nameservers
-	NodeIP        []string // --node-ip
-	Runtime       string   // --runtime (node agent issue)
-	ProxyMode     string   // --proxy-mode (service proxy issue)
+	NodePortRange    string   // --node-port-range, "30000-32767"
+	ClusterDomain    string   // --cluster-domain
+	TLSSANs          []string // --tls-san
+	DisableAgent     bool     // --disable-agent
+	DNSListen        string   // --dns-listen host:port; "" = no DNS in the server
+	DNSUpstream      []string // --dns-upstream; nil = /etc/resolv.conf's nameservers
+	NodeIP           []string // --node-ip
+	Runtime          string   // --runtime (node agent issue)
+	ProxyMode        string   // --proxy-mode (service proxy issue)
 	// DNSTTL is the TTL of cluster DNS records and negative answers
 	// (--dns-ttl, whole seconds, 1s..1h).
 	DNSTTL time.Duration
