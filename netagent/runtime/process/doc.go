@@ -1,0 +1,64 @@
+// Package process is the node agent's runtime for machines without
+// containerd: each container is a child process of the agent (re-executed
+// through a tiny init helper), running the pod spec's command + args in the
+// pod's network namespace. Images are ignored.
+//
+// # How a container starts
+//
+// Start re-executes the helper binary (Config.HelperPath, by default
+// /proc/self/exe: skiff itself) as `skiff runtime-init --netns=... --
+// argv...` in a new process group, with the pod's env, /dev/null as stdin
+// and the container's log file as stdout and stderr. The helper (Init)
+// locks its OS thread, setns(2)s into the pod's netns, unshares a mount
+// namespace and a UTS namespace, makes / rslave, remounts /sys, bind-mounts
+// the pod's resolv.conf and hosts over /etc/resolv.conf and /etc/hosts,
+// sets the pod name as host name, chdirs and execve(2)s the command found
+// in the pod env's PATH. Its errors come back on a close-on-exec pipe
+// (fd 3): EOF means the exec happened, a message is Start's error.
+//
+// Exec uses the same helper with --join-pid: it enters the net, uts and
+// mount namespaces of the container's process (/proc/<pid>/ns/*, checked
+// against the recorded start time after opening them) and execs there.
+//
+// # State and adoption
+//
+// Every container has a JSON file <StateDir>/<id>.json (id, pod UID and
+// name, argv, env, log path, pid, the process's start time in clock ticks
+// from /proc/<pid>/stat, state, exit code), written atomically (temporary
+// file, fsync, rename, fsync of the directory) at start, at exit and on
+// Remove. New loads them all: a pid that is alive, not a zombie, and has
+// the recorded start time is the container's process (a reused pid has
+// another start time) and is adopted as running. No Pdeathsig is set, so
+// pods survive the agent.
+//
+// # Exit codes
+//
+// A process this Runtime started is its child: its exit is reaped and
+// recorded exactly (128+N for signal N). An adopted process is not our
+// child (it was re-parented when the old agent exited), so its status can
+// never be read: its exit is noticed by polling /proc and recorded as
+// ExitCodeUnknown (137) with "exitCodeUnknown": true in the state file, as
+// the kubelet reports a container whose status was lost
+// (ContainerStatusUnknown, exit code 137).
+//
+// # Invariants
+//
+//   - A signal goes to a recorded pid only if the pid still has the
+//     recorded start time (adopted), or has not been reaped yet (child).
+//   - Stop is SIGTERM to the process group, then SIGKILL after the grace
+//     period; once the main process has exited, the rest of its process
+//     group is killed too.
+//   - The host's own /etc/resolv.conf, /etc/hosts and mount table are never
+//     changed: every mount happens in the container's mount namespace,
+//     made rslave before the first bind mount.
+//   - Nothing here calls os.Exit; Init returns its error.
+//
+// # Limits
+//
+//   - No resource limits, users, capabilities or PID namespace: a
+//     container is an ordinary root process with its own network, mount
+//     and UTS namespaces.
+//   - A process that leaves its process group is not stopped with it.
+//   - If the agent dies between fork and the first state save, that one
+//     process is not recorded and will not be adopted.
+package process
