@@ -10,7 +10,14 @@ require (
 	sigs.k8s.io/yaml v1.6.0
 )
 
-require golang.org/x/net v0.59.0 // indirect
+require (
+	github.com/containernetworking/cni v1.3.1 // indirect
+	github.com/vishvananda/netlink v1.3.1 // indirect
+	github.com/vishvananda/netns v0.0.5 // indirect
+	go.opentelemetry.io/otel v1.29.0 // indirect
+	go.opentelemetry.io/otel/trace v1.29.0 // indirect
+	golang.org/x/net v0.59.0 // indirect
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
