@@ -46,6 +46,11 @@ func NewWorker(kind Kind, spec *api.Probe, target Target, startedAt time.Time, c
 		check: check, report: report, result: Initial(kind)}
 }
 
+// SetInitial replaces the result the worker starts from (call it before
+// Run): an agent that adopts a running container starts its readiness
+// from what the API last said, so adoption does not flap Ready.
+func (w *Worker) SetInitial(r Result) { w.result = r }
+
 // Run probes until ctx ends.
 func (w *Worker) Run(ctx context.Context) {
 	first := time.Until(w.startedAt.Add(w.set.InitialDelay))
