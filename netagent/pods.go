@@ -109,7 +109,8 @@ func (m *podManager) onPodDelete(obj api.Object) {
 	w := m.workers[uid]
 	m.mu.Unlock()
 	if w != nil {
-		w.setGone()
+		p, _ := obj.(*api.Pod)
+		w.setGone(p)
 	}
 }
 

@@ -126,9 +126,14 @@ func (w *podWorker) setPod(p *api.Pod) {
 	w.poke()
 }
 
-func (w *podWorker) setGone() {
+// setGone marks the pod as removed from the API; final is its last state
+// (its deletion grace period, if any, applies).
+func (w *podWorker) setGone(final *api.Pod) {
 	w.mu.Lock()
 	w.gone = true
+	if final != nil && string(final.UID) == w.uid {
+		w.pod = final
+	}
 	w.mu.Unlock()
 	w.poke()
 }
