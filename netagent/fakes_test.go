@@ -247,6 +247,7 @@ func (r *fakeRuntime) adopt(sb runtime.Sandbox, name string, startedAt time.Time
 // pod that already has one (adoption), released on DelPod.
 type fakeNet struct {
 	log *callLog
+	gw  netip.Addr
 
 	mu   sync.Mutex
 	ips  map[string]netip.Addr // pod UID -> IP
@@ -255,7 +256,7 @@ type fakeNet struct {
 }
 
 func newFakeNet(log *callLog) *fakeNet {
-	return &fakeNet{log: log, ips: map[string]netip.Addr{}, used: map[netip.Addr]bool{}}
+	return &fakeNet{log: log, gw: fakeGateway, ips: map[string]netip.Addr{}, used: map[netip.Addr]bool{}}
 }
 
 var fakeGateway = netip.MustParseAddr("10.244.1.1")
@@ -272,7 +273,7 @@ func (n *fakeNet) AddPod(ctx context.Context, uid, ns, name string, ports []cni.
 	}
 	ip, ok := n.ips[uid]
 	if !ok {
-		for a := fakeGateway.Next(); ; a = a.Next() {
+		for a := n.gw.Next(); ; a = a.Next() {
 			if !n.used[a] {
 				ip = a
 				break
@@ -283,7 +284,7 @@ func (n *fakeNet) AddPod(ctx context.Context, uid, ns, name string, ports []cni.
 	} else {
 		n.log.add("addpod-adopt %s %s", name, ip)
 	}
-	return cni.PodNetwork{NetNSPath: "/run/netns/skiff-" + uid, IP: ip, Gateway: fakeGateway, IfName: "eth0"}, nil
+	return cni.PodNetwork{NetNSPath: "/run/netns/skiff-" + uid, IP: ip, Gateway: n.gw, IfName: "eth0"}, nil
 }
 
 func (n *fakeNet) DelPod(ctx context.Context, uid string) error {
@@ -308,7 +309,7 @@ func (n *fakeNet) Pods(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-func (n *fakeNet) Gateway() netip.Addr { return fakeGateway }
+func (n *fakeNet) Gateway() netip.Addr { return n.gw }
 
 func (n *fakeNet) has(uid string) bool {
 	n.mu.Lock()
