@@ -39,7 +39,9 @@ func (r *fakeRuntime) Starts() int {
 }
 
 // SetHealth sets a probe flag.
-func (r *fakeRuntime) SetHealth(pod, container, flag string, ok bool) { r.setHealth(pod, container, flag, ok) }
+func (r *fakeRuntime) SetHealth(pod, container, flag string, ok bool) {
+	r.setHealth(pod, container, flag, ok)
+}
 
 // FakeNet is the stateful in-memory pod network.
 type FakeNet = fakeNet

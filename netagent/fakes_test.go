@@ -193,7 +193,9 @@ func (r *fakeRuntime) Exec(ctx context.Context, id string, cmd []string, timeout
 	return 0, nil, nil
 }
 
-func (r *fakeRuntime) Logs(ctx context.Context, id string, follow bool, w io.Writer) error { return nil }
+func (r *fakeRuntime) Logs(ctx context.Context, id string, follow bool, w io.Writer) error {
+	return nil
+}
 
 // setHealth sets a probe flag ("ready", "live", "started") of a container.
 func (r *fakeRuntime) setHealth(pod, container, flag string, ok bool) {
