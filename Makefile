@@ -9,7 +9,7 @@ VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X github.com/skiff-dev/skiff/internal/version.GitCommit=$(VERSION)
 
 # Packages whose code runs goroutines concurrently: tested with -race.
-RACE_PKGS := ./store/... ./apiserver/... ./client/... ./controller/... ./scheduler/... ./server/... ./dns/...
+RACE_PKGS := ./store/... ./apiserver/... ./client/... ./controller/... ./scheduler/... ./server/... ./dns/... ./netagent/...
 
 .PHONY: build run test unit race fuzz vet bench deps clean
 
@@ -31,8 +31,10 @@ vet:
 unit:
 	$(GO) test -count=1 ./...
 
+# The race pass uses -short: long soak loops (1,000 CNI cycles, crash storms)
+# already ran in full in `unit`.
 race:
-	$(GO) test -count=1 -race $(RACE_PKGS)
+	$(GO) test -count=1 -race -short $(RACE_PKGS)
 
 # Each fuzz target runs for FUZZTIME (go test allows one -fuzz target per run).
 fuzz:

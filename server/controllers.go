@@ -9,6 +9,7 @@ import (
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/client/record"
 	"github.com/skiff-dev/skiff/controller/deployment"
+	"github.com/skiff-dev/skiff/controller/endpointslice"
 	"github.com/skiff-dev/skiff/controller/gc"
 	"github.com/skiff-dev/skiff/controller/namespace"
 	"github.com/skiff-dev/skiff/controller/nodeipam"
@@ -69,6 +70,8 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 		})
 		return r
 	}
+	svcs := inf.For(res["services"], client.InformerOptions{Logger: logFor("services")})
+	slices := inf.For(res["endpointslices.discovery.k8s.io"], client.InformerOptions{Logger: logFor("endpointslices")})
 	deploys := inf.For(res["deployments.apps"], client.InformerOptions{Logger: logFor("deployments")})
 	sets := inf.For(res["statefulsets.apps"], client.InformerOptions{Logger: logFor("statefulsets")})
 
@@ -76,6 +79,11 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 	add("gc", func(ctx context.Context) error { return g.Run(ctx, 2) })
 	ns := namespace.New(c, s.resource, s.log.With("component", "namespace"))
 	add("namespace", func(ctx context.Context) error { return ns.Run(ctx, 2) })
+	eps := endpointslice.New(c, svcs, pods, slices, endpointslice.Options{
+		MaxEndpointsPerSlice: s.cfg.MaxEndpointsPerSlice,
+		Recorder:             recorder("endpointslice-controller"),
+	}, s.log.With("component", "endpointslice"))
+	add("endpointslice", func(ctx context.Context) error { return eps.Run(ctx, 4) })
 	dc := deployment.New(c, deploys, pods, deployment.Options{Recorder: recorder("deployment-controller")},
 		s.log.With("component", "deployment"))
 	add("deployment", func(ctx context.Context) error { return dc.Run(ctx, 4) })

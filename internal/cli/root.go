@@ -1,6 +1,8 @@
 // Package cli builds Skiff's command line with cobra. It turns flags into
 // plain config values (package internal/config) and hands them to the Run
 // functions it is given, so it never imports the components themselves.
+// The kubectl-style verbs (get, apply, expose, ...) come from package
+// kubectl, which talks to a server only through its API.
 //
 // # Invariants
 //
@@ -16,25 +18,97 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skiff-dev/skiff/internal/config"
-	"github.com/skiff-dev/skiff/internal/version"
+	"github.com/skiff-dev/skiff/kubectl"
 )
 
 // Runners are the functions the commands call once their flags are parsed.
 type Runners struct {
 	Server func(ctx context.Context, cfg config.Server) error
+	// NetExec runs `skiff netexec`, the test workload (package netexec).
+	NetExec func(ctx context.Context, opts NetExecOptions) error
+	// RuntimeInit is the hidden `skiff runtime-init` helper of the process
+	// runtime (netagent/runtime/process.Init). It gets its arguments
+	// unparsed and returns only on failure (on success it execs).
+	RuntimeInit func(args []string) error
 }
 
-// NewRoot returns the `skiff` command with its subcommands.
+// NetExecOptions are the flags of `skiff netexec`.
+type NetExecOptions struct {
+	HTTPPort int // --http-port
+	UDPPort  int // --udp-port; -1: no UDP server
+}
+
+// RuntimeInitCommand is the hidden helper's name; it must equal
+// netagent/runtime/process.InitCommand (cmd/skiff's test checks).
+const RuntimeInitCommand = "runtime-init"
+
+// NewRoot returns the `skiff` command with its subcommands; the CLI verbs
+// read os.Stdin and write errors to os.Stderr.
 func NewRoot(r Runners, stdout io.Writer) *cobra.Command {
+	return NewRootWith(r, kubectl.Env{Out: stdout})
+}
+
+// NewRootWith is NewRoot with the streams, environment and clock of the
+// CLI verbs (package kubectl: get, apply, delete, ..., version) given.
+// Print the error Execute returns with kubectl.PrintError, which also
+// gives the exit status.
+func NewRootWith(r Runners, env kubectl.Env) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "skiff",
 		Short:         "Skiff: the Kubernetes Service flow in one binary",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetOut(stdout)
-	root.AddCommand(newServerCommand(r.Server), newVersionCommand())
+	if env.Out != nil {
+		root.SetOut(env.Out)
+	}
+	root.AddCommand(newServerCommand(r.Server), newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit))
+	root.AddCommand(kubectl.Commands(env)...)
 	return root
+}
+
+func newNetExecCommand(run func(context.Context, NetExecOptions) error) *cobra.Command {
+	opts := NetExecOptions{HTTPPort: 8080, UDPPort: 8081}
+	cmd := &cobra.Command{
+		Use:   "netexec",
+		Short: "Run the test workload (agnhost netexec's HTTP and UDP servers) that end-to-end tests run as pods",
+		Long: `netexec serves HTTP on --http-port: /hostname (the pod name: $POD_NAME, else the
+host name), /clientip, /echo?msg=, /healthz (200 until /sethealth?status=N),
+/exit?code=, and /dial?host=&port=&request=&protocol=http|udp&tries=N, which makes
+N requests from this pod and answers {"responses":[...],"errors":[...]}.
+On --udp-port it answers "hostname", "echo <msg>" and "clientip".`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.HTTPPort < 1 || opts.HTTPPort > 65535 {
+				return fmt.Errorf("--http-port %d: want 1-65535", opts.HTTPPort)
+			}
+			if opts.UDPPort != -1 && (opts.UDPPort < 1 || opts.UDPPort > 65535) {
+				return fmt.Errorf("--udp-port %d: want 1-65535, or -1 for none", opts.UDPPort)
+			}
+			if run == nil {
+				return fmt.Errorf("netexec is not available in this build")
+			}
+			return run(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().IntVar(&opts.HTTPPort, "http-port", opts.HTTPPort, "HTTP port")
+	cmd.Flags().IntVar(&opts.UDPPort, "udp-port", opts.UDPPort, "UDP port (-1: no UDP server)")
+	return cmd
+}
+
+func newRuntimeInitCommand(run func([]string) error) *cobra.Command {
+	return &cobra.Command{
+		Use:                RuntimeInitCommand,
+		Short:              "Internal: the process runtime's helper that enters a pod's namespaces and execs its command",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(_ *cobra.Command, args []string) error {
+			if run == nil {
+				return fmt.Errorf("%s is not available in this build", RuntimeInitCommand)
+			}
+			return run(args)
+		},
+	}
 }
 
 func newServerCommand(run func(context.Context, config.Server) error) *cobra.Command {
@@ -72,17 +146,4 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.IntVar(&cfg.HistorySize, "history-size", cfg.HistorySize, "revisions of watch history kept in the store")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long SIGTERM waits for requests to finish")
 	return cmd
-}
-
-func newVersionCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := version.Get()
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "skiff %s (commit %s, %s, %s)\n", v.GitVersion, v.GitCommit, v.GoVersion, v.Platform)
-			return err
-		},
-	}
 }

@@ -180,8 +180,9 @@ func TestDelPodReleasesIP(t *testing.T) {
 }
 
 func TestDelPodIdempotentLeftovers(t *testing.T) {
+	requireNodeTools(t)
 	for _, tc := range []struct {
-		name  string
+		name   string
 		break_ func(t *testing.T, tn *testNode, uid string)
 	}{
 		{"netns missing", func(t *testing.T, tn *testNode, uid string) {
@@ -235,6 +236,7 @@ func TestAddPodAfterStaleNamespace(t *testing.T) {
 	if err := unix.Unmount(filepath.Join(tn.dataDir, "netns", "skiff-again"), unix.MNT_DETACH); err != nil {
 		t.Fatal(err)
 	}
+	tn.waitNamespaceGone(1) // as after a reboot: the old veth is gone too
 	pn := tn.add("again")
 	if ok, err := netns.IsNetNS(pn.NetNSPath); err != nil || !ok {
 		t.Fatalf("namespace not live after re-add: %v %v", ok, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -192,7 +193,8 @@ func start(t *testing.T, rt *Runtime, sb runtime.Sandbox, spec runtime.Container
 	if err != nil {
 		t.Fatalf("Start %s: %v", spec.Name, err)
 	}
-	killAtCleanup(t, st.Pid)
+	ticks := mustTicks(t, rt, st.ID)
+	t.Cleanup(func() { killIfSame(st.Pid, ticks) })
 	return st
 }
 
@@ -204,12 +206,14 @@ func killAtCleanup(t *testing.T, pid int) {
 	if err != nil {
 		t.Fatalf("stat of pid %d: %v", pid, err)
 	}
-	t.Cleanup(func() {
-		if alive(pid, ps.startTicks) {
-			_ = unix.Kill(-pid, syscall.SIGKILL)
-			_ = unix.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	t.Cleanup(func() { killIfSame(pid, ps.startTicks) })
+}
+
+func killIfSame(pid int, ticks uint64) {
+	if alive(pid, ticks) {
+		_ = unix.Kill(-pid, syscall.SIGKILL)
+		_ = unix.Kill(pid, syscall.SIGKILL)
+	}
 }
 
 // eventually polls cond every 20 ms until it holds or timeout passes.
@@ -258,4 +262,47 @@ func netnsID(t *testing.T, path string) string {
 
 func readlinkNS(pid int) (string, error) {
 	return os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid))
+}
+
+func fmtSscan(line string, pid *int) (int, error) {
+	return fmt.Sscanf(line, "child %d", pid)
+}
+
+// parentOf is the ppid (field 4 of /proc/<pid>/stat).
+func parentOf(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	var ppid int
+	fmt.Sscan(f[1], &ppid)
+	return ppid
+}
+
+func errOutput(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(ee.Stderr)
+	}
+	return ""
+}
+
+// reap collects pid, an orphan re-parented to this (subreaper) process,
+// killing it first if it is still alive.
+func reap(t *testing.T, pid int) {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		got, err := unix.Wait4(pid, nil, unix.WNOHANG, nil)
+		if got == pid || errors.Is(err, unix.ECHILD) {
+			return
+		}
+		if i == 100 {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("could not reap pid %d", pid)
 }

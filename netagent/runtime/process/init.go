@@ -156,11 +156,10 @@ func setupPod(o initOptions) error {
 		return fmt.Errorf("make / rslave: %w", err)
 	}
 	if o.netns != "" {
-		// As `ip netns exec` does: /sys/class/net shows the pod's links.
-		// Best effort: a container without a fresh /sys still runs.
-		if err := unix.Unmount("/sys", unix.MNT_DETACH); err == nil {
-			_ = unix.Mount("sysfs", "/sys", "sysfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
-		}
+		// As `ip netns exec` does: a sysfs of the pod's netns, so that
+		// /sys/class/net shows the pod's links. Mounted over the old one,
+		// so a failure leaves the host's /sys in place; best effort.
+		_ = unix.Mount("sysfs", "/sys", "sysfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 	}
 	for _, b := range []struct{ src, dst string }{{o.resolvConf, "/etc/resolv.conf"}, {o.hosts, "/etc/hosts"}} {
 		if b.src == "" {

@@ -124,9 +124,10 @@ func (r *Runtime) Name() string { return "process" }
 // sb.ResolvConf and sb.Hosts cover /etc/resolv.conf and /etc/hosts, the pod
 // name as host name, c.Env as its whole environment (plus a default PATH if
 // it sets none), c.WorkingDir (default /) and stdout and stderr appended to
-// <sb.LogDir>/<c.Name>/<id>.log. An empty sb.NetNSPath means the host's
-// network namespace (hostNetwork); an empty ResolvConf or Hosts leaves that
-// file alone. Start returns once the command has been exec'ed, or with the
+// <sb.LogDir>/<c.Name>/<id>.log (default LogDir:
+// <StateDir>/logs/<pod UID>). An empty sb.NetNSPath means the host's
+// network namespace and host name (hostNetwork); an empty ResolvConf or
+// Hosts leaves that file alone. Start returns once the command has been exec'ed, or with the
 // reason it could not be (no such command, no such netns, ...).
 func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.ContainerSpec) (runtime.ContainerStatus, error) {
 	if len(c.Command) == 0 {
@@ -159,9 +160,12 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 		netns:      sb.NetNSPath,
 		resolvConf: sb.ResolvConf,
 		hosts:      sb.Hosts,
-		hostname:   podHostname(sb.Name),
 		workdir:    c.WorkingDir,
 		syncFD:     syncFD,
+	}
+	if sb.NetNSPath != "" {
+		// A hostNetwork pod keeps the node's name, as in Kubernetes.
+		opts.hostname = podHostname(sb.Name)
 	}
 	cmd := exec.Command(r.cfg.HelperPath, opts.args(argv)...)
 	cmd.Env = env
@@ -171,6 +175,10 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 	// Pdeathsig: pods outlive the agent.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := r.startHelper(ctx, cmd); err != nil {
+		// The error says what the log would; leave no file of a container
+		// that never ran.
+		os.Remove(logPath)
+		os.Remove(filepath.Dir(logPath)) // only if empty
 		return runtime.ContainerStatus{}, fmt.Errorf("runtime/process: start %s/%s: %w", sb.Name, c.Name, err)
 	}
 	pid := cmd.Process.Pid
@@ -249,8 +257,14 @@ func (r *Runtime) startHelper(ctx context.Context, cmd *exec.Cmd) error {
 
 // reap waits for a process this Runtime started and records its exit.
 func (r *Runtime) reap(c *container) {
-	_ = c.cmd.Wait()
-	code := exitStatus(c.cmd.ProcessState)
+	code, err := waitPidfd(c.cmd.Process.Pid)
+	if err == nil {
+		_ = c.cmd.Process.Release()
+	} else {
+		// No pollable pidfd: block a thread in wait(2) instead.
+		_ = c.cmd.Wait()
+		code = exitStatus(c.cmd.ProcessState)
+	}
 	r.mu.Lock()
 	if !c.removed {
 		r.markExitedLocked(c, code, false)
@@ -432,7 +446,12 @@ func (r *Runtime) Remove(ctx context.Context, id string) error {
 	if err := os.Remove(c.rec.LogPath); err != nil && !os.IsNotExist(err) {
 		return fmt.Errorf("runtime/process: remove %s: log: %w", id, err)
 	}
-	_ = os.Remove(filepath.Dir(c.rec.LogPath)) // only if empty
+	// The container's log dir, and the pod's if it is the runtime's own
+	// default, go when empty; a LogDir the caller gave stays.
+	dir := filepath.Dir(c.rec.LogPath)
+	if os.Remove(dir) == nil && filepath.Dir(filepath.Dir(dir)) == filepath.Join(r.cfg.StateDir, "logs") {
+		_ = os.Remove(filepath.Dir(dir))
+	}
 	return nil
 }
 
