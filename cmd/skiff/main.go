@@ -19,6 +19,7 @@ import (
 	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/kubectl"
 	"github.com/skiff-dev/skiff/netagent"
+	"github.com/skiff-dev/skiff/netagent/netns"
 	"github.com/skiff-dev/skiff/netagent/runtime/process"
 	"github.com/skiff-dev/skiff/netexec"
 	"github.com/skiff-dev/skiff/server"
@@ -83,9 +84,14 @@ func runAgent(ctx context.Context, c config.Agent) error {
 	if err != nil {
 		return err
 	}
+	deps := netagent.Deps{Runtime: rt}
+	if c.NetNS != "" {
+		path := c.NetNS
+		deps.NodeNetNS = func(fn func() error) error { return netns.Do(path, fn) }
+	}
 	return netagent.Run(ctx, netagent.Config{
 		Server: c.Server, CAPEM: ca, Token: token, NodeName: c.NodeName, NodeIPs: p.NodeIPs,
 		DataDir: c.DataDir, Runtime: rtName, ProxyMode: c.ProxyMode, ClusterDomain: c.ClusterDomain,
 		DNSUpstreams: c.DNSUpstream, Logger: log,
-	}, netagent.Deps{Runtime: rt})
+	}, deps)
 }

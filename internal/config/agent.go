@@ -19,6 +19,11 @@ type Agent struct {
 	ProxyMode     string   // --proxy-mode
 	ClusterDomain string   // --cluster-domain
 	DNSUpstream   []string // --dns-upstream; nil = /etc/resolv.conf
+	// NetNS (--netns) is a network namespace path the agent builds its pod
+	// network, node DNS and probes in; "" is the agent's own namespace.
+	// The API connection stays in the agent's namespace. It lets several
+	// agents share one machine (tests, demos).
+	NetNS string
 }
 
 // AgentDefaults returns the documented defaults.
