@@ -21,6 +21,10 @@ import (
 	"github.com/skiff-dev/skiff/internal/version"
 )
 
+// startupGrace: an agent not ready this long after its start reports its
+// node NotReady (until then a restarted agent keeps the node's Ready).
+const startupGrace = time.Minute
+
 // Run runs a node agent until ctx ends (see New and Agent.Run).
 func Run(ctx context.Context, cfg Config, deps Deps) error {
 	a, err := New(cfg, deps)
@@ -70,6 +74,29 @@ type Agent struct {
 	gateway     netip.Addr
 	dnsAddr     string
 	pm          *podManager
+	phase       string // what the agent is doing before it is ready
+}
+
+// setPhase records what a starting agent waits for (reported as the
+// NotReady message if it takes long).
+func (a *Agent) setPhase(p string) {
+	a.mu.Lock()
+	a.phase = p
+	a.mu.Unlock()
+}
+
+// notReadyAfter reports the node NotReady if the agent is not ready
+// within d (an existing node's Ready condition is kept until then).
+func (a *Agent) notReadyAfter(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-a.ready:
+	case <-time.After(d):
+		a.mu.Lock()
+		p := a.phase
+		a.mu.Unlock()
+		a.state.set(false, "KubeletNotReady", "the agent is not ready: "+p)
+	}
 }
 
 // New checks cfg and deps and builds an agent.
@@ -89,6 +116,7 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 		host:  readHostInfo(deps.Runtime.Name(), version.Get().GitVersion),
 		creds: credentials{dir: filepath.Join(cfg.DataDir, agentStateDirectory)},
 		state: nodeState{reason: "KubeletNotReady", message: "the agent is starting", changed: make(chan struct{}, 1)},
+		phase: "starting",
 		ready: make(chan struct{}),
 	}
 	tr, err := newTokenTransport(cfg.CAPEM)
@@ -168,6 +196,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	// The Lease heartbeats from the start; Ready follows the network.
 	wg.Go(func() { a.heartbeat(ctx) })
+	wg.Go(func() { a.notReadyAfter(ctx, startupGrace) })
+	a.setPhase("waiting for a podCIDR")
 
 	podCIDR, err := a.waitPodCIDR(ctx)
 	if err != nil {
@@ -178,6 +208,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		return fmt.Errorf("netagent: %w", err)
 	}
 	a.log.Info("node network", "podCIDR", podCIDR, "serviceCIDR", svcCIDR)
+	a.setPhase("setting up the pod network")
 	net, err := a.deps.NewPodNetwork(ctx, NetworkParams{DataDir: a.cfg.DataDir, PodCIDR: podCIDR, ServiceCIDR: svcCIDR,
 		Logger: a.log.With("component", "cni")})
 	if err != nil {
@@ -234,6 +265,7 @@ func (a *Agent) Run(ctx context.Context) error {
 			a.log.Error("node DNS stopped", "err", err)
 		}
 	})
+	a.setPhase("waiting for the pods of the node")
 	if !client.WaitForCacheSync(ctx, nodePods.HasSynced) {
 		return nil
 	}

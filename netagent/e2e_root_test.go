@@ -272,7 +272,8 @@ func TestNodeE2E(t *testing.T) {
 	var mu sync.Mutex
 	stopWatch := watchReady(t, admin, func(p *api.Pod) {
 		mu.Lock()
-		notReady = append(notReady, p.Name)
+		b, _ := json.Marshal(p.Status)
+		notReady = append(notReady, p.Name+" rv="+p.ResourceVersion+" "+string(b))
 		mu.Unlock()
 	})
 	n.agent.stop(t)

@@ -27,7 +27,11 @@ const (
 
 // nodeState is what the node reports about itself; guarded by its mutex.
 type nodeState struct {
-	mu      sync.Mutex
+	mu sync.Mutex
+	// known: the agent has decided about readiness. Until then an existing
+	// Ready condition is left alone, so an agent restart does not flip a
+	// healthy node (and with it its pods) to not ready.
+	known   bool
 	ready   bool
 	reason  string
 	message string
@@ -36,8 +40,8 @@ type nodeState struct {
 
 func (s *nodeState) set(ready bool, reason, message string) {
 	s.mu.Lock()
-	changed := s.ready != ready || s.reason != reason
-	s.ready, s.reason, s.message = ready, reason, message
+	changed := !s.known || s.ready != ready || s.reason != reason
+	s.known, s.ready, s.reason, s.message = true, ready, reason, message
 	s.mu.Unlock()
 	if changed {
 		select {
@@ -47,10 +51,10 @@ func (s *nodeState) set(ready bool, reason, message string) {
 	}
 }
 
-func (s *nodeState) get() (bool, string, string) {
+func (s *nodeState) get() (known, ready bool, reason, message string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.ready, s.reason, s.message
+	return s.known, s.ready, s.reason, s.message
 }
 
 // retry calls f until it succeeds or ctx ends, backing off from 200ms to
@@ -96,14 +100,19 @@ func (a *Agent) desiredNode() *api.Node {
 // unchanged Ready condition from prev.
 func (a *Agent) nodeStatus(prev api.NodeStatus) api.NodeStatus {
 	now := api.NewTime(time.Now())
-	ready, reason, msg := a.state.get()
+	known, ready, reason, msg := a.state.get()
 	cond := api.NodeCondition{Type: api.NodeReady, Status: api.ConditionFalse, Reason: reason, Message: msg,
 		LastHeartbeatTime: now, LastTransitionTime: now}
 	if ready {
 		cond.Status = api.ConditionTrue
 	}
 	for _, c := range prev.Conditions {
-		if c.Type == api.NodeReady && c.Status == cond.Status {
+		if c.Type != api.NodeReady {
+			continue
+		}
+		if !known {
+			cond = c // not decided yet: keep what the node said before
+		} else if c.Status == cond.Status {
 			cond.LastTransitionTime = c.LastTransitionTime
 		}
 	}
