@@ -26,7 +26,7 @@ var (
 )
 
 // startServer runs a control plane (no built-in agent) for the test.
-func startServer(t *testing.T) *server.Server {
+func startServer(t testing.TB) *server.Server {
 	t.Helper()
 	cfg := config.ServerDefaults()
 	cfg.DataDir = t.TempDir()

@@ -42,6 +42,8 @@ type podManager struct {
 
 	ctx context.Context
 	wg  sync.WaitGroup // workers and probe goroutines
+	// firstAdd serialises the agent's first AddPod (see ensureSandbox).
+	firstAdd sync.Once
 
 	// mu protects everything below.
 	mu       sync.Mutex

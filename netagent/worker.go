@@ -332,11 +332,21 @@ func (w *podWorker) ensureSandbox(ctx context.Context, pod *api.Pod) error {
 		}
 	}
 	var pn cni.PodNetwork
-	err = w.m.netns.do(func() error {
-		var err error
-		pn, err = w.m.net.AddPod(ctx, w.uid, pod.Namespace, pod.Name, ports)
-		return err
-	})
+	add := func() error {
+		return w.m.netns.do(func() error {
+			var err error
+			pn, err = w.m.net.AddPod(ctx, w.uid, pod.Namespace, pod.Name, ports)
+			return err
+		})
+	}
+	// The first AddPod of the agent runs alone: libcni (v1.3.1) sets up
+	// its plugin executor lazily on first use, unsynchronised, and
+	// concurrent first calls race on it. Later calls find it set.
+	first := false
+	w.m.firstAdd.Do(func() { first, err = true, add() })
+	if !first {
+		err = add()
+	}
 	if err != nil {
 		return fmt.Errorf("pod network: %w", err)
 	}
