@@ -50,6 +50,37 @@ func vmKB(pid int, field string) int64 {
 	return 0
 }
 
+// cpuTicks reads a process's utime+stime and its reaped children's
+// cutime+cstime (clock ticks) from /proc/<pid>/stat.
+func cpuTicks(pid int) (self, children int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	n := func(i int) int64 { v, _ := strconv.ParseInt(f[i], 10, 64); return v }
+	// Fields after the command: state is f[0]; utime is field 14 overall.
+	return n(11) + n(12), n(13) + n(14)
+}
+
+// machineBusy is the busy ticks of all CPUs (/proc/stat).
+func machineBusy() int64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0])
+	var busy int64
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		if i != 3 && i != 4 { // idle, iowait
+			busy += n
+		}
+	}
+	return busy
+}
+
 // BenchmarkPodsReady100 creates 100 netexec pods (httpGet readiness probe,
 // period 1s) for one node running `skiff agent --runtime process` as its
 // own process, its network in a test-made node namespace, and reports the
@@ -129,6 +160,8 @@ func BenchmarkPodsReady100(b *testing.B) {
 		client.WaitForCacheSync(ictx, inf.HasSynced)
 
 		b.ResetTimer()
+		cpu0, child0 := cpuTicks(agent.Process.Pid)
+		busy0 := machineBusy()
 		start := time.Now()
 		var wg sync.WaitGroup
 		sem := make(chan struct{}, 10)
@@ -165,6 +198,11 @@ func BenchmarkPodsReady100(b *testing.B) {
 		}
 		all := time.Since(start)
 		b.StopTimer()
+		cpu1, child1 := cpuTicks(agent.Process.Pid)
+		busy1 := machineBusy()
+		b.ReportMetric(float64(cpu1-cpu0)/100, "agent-cpu-s")
+		b.ReportMetric(float64(child1-child0)/100, "agent-children-cpu-s")
+		b.ReportMetric(float64(busy1-busy0)/100, "machine-busy-cpu-s")
 		var lat []time.Duration
 		mu.Lock()
 		for name, t := range ready {
@@ -179,6 +217,8 @@ func BenchmarkPodsReady100(b *testing.B) {
 		b.ReportMetric(float64(all.Milliseconds()), "all-ready-ms")
 		b.ReportMetric(float64(rss)/1024, "agent-rss-MB")
 		b.ReportMetric(float64(hwm)/1024, "agent-peak-rss-MB")
+		b.ReportMetric(float64(vmKB(agent.Process.Pid, "RssAnon"))/1024, "agent-rss-anon-MB")
+		b.ReportMetric(float64(vmKB(agent.Process.Pid, "RssFile"))/1024, "agent-rss-file-MB")
 		cancel()
 		<-infDone
 
@@ -203,6 +243,9 @@ func BenchmarkPodsReady100(b *testing.B) {
 		}
 	}
 	stopAgent()
+	if f := os.Getenv("SKIFF_BENCH_AGENT_LOG"); f != "" {
+		_ = os.WriteFile(f, agentLog.Bytes(), 0o644)
+	}
 }
 
 func tail(s string, n int) string {

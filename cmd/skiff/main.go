@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -59,6 +60,9 @@ func runNetExec(ctx context.Context, o cli.NetExecOptions) error {
 	})
 }
 
+// agentMemoryLimit is the agent's soft Go memory limit.
+const agentMemoryLimit = 20 << 20
+
 // runAgent is `skiff agent`: the runtime, then the agent until ctx ends.
 func runAgent(ctx context.Context, c config.Agent) error {
 	p, err := c.Parse()
@@ -66,6 +70,12 @@ func runAgent(ctx context.Context, c config.Agent) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// A node agent should be small: a soft limit of the Go heap makes the
+	// GC work harder instead of letting the heap double (GOMEMLIMIT, when
+	// set, wins). Pods are other processes and are not counted.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(agentMemoryLimit)
+	}
 	token := c.Token
 	if token == "" {
 		b, err := os.ReadFile(c.TokenFile)

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
@@ -70,6 +71,26 @@ type Prober struct {
 	Dial DialFunc
 	// Exec runs exec checks; nil fails them.
 	Exec Execer
+
+	once   sync.Once
+	client *http.Client
+}
+
+// httpClient is the prober's one HTTP client (made on first use): no
+// keep-alives (every check is a new connection, as the kubelet's), no
+// redirects followed, certificates not verified.
+func (p *Prober) httpClient() *http.Client {
+	p.once.Do(func() {
+		p.client = &http.Client{
+			Transport: &http.Transport{
+				DialContext:       p.dial,
+				DisableKeepAlives: true,
+				TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // probes do not verify, as the kubelet
+			},
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
+	})
+	return p.client
 }
 
 // UserAgent is sent with httpGet checks.
@@ -207,15 +228,7 @@ func (p *Prober) httpGet(ctx context.Context, a *api.HTTPGetAction, t Target) (R
 		}
 		req.Header.Add(hd.Name, hd.Value)
 	}
-	tr := &http.Transport{
-		DialContext:       p.dial,
-		DisableKeepAlives: true,
-		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // probes do not verify, as the kubelet
-		Proxy:             nil,
-	}
-	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := hc.Do(req)
+	resp, err := p.httpClient().Do(req)
 	if err != nil {
 		return Failure, fmt.Sprintf("Get %q: %v", u.String(), unwrapOp(err))
 	}
