@@ -168,7 +168,7 @@ func netexecPod(name string, args ...string) *api.Pod {
 		ObjectMeta: api.ObjectMeta{Name: name, Namespace: "default", Labels: map[string]string{"app": name}},
 		Spec: api.PodSpec{Containers: []api.Container{{
 			Name: "netexec", Image: "skiff", Command: append([]string{self}, args...),
-			Env: []api.EnvVar{{Name: "POD_NAME", ValueFrom: &api.EnvVarSource{FieldRef: &api.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
+			Env:   []api.EnvVar{{Name: "POD_NAME", ValueFrom: &api.EnvVarSource{FieldRef: &api.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
 			Ports: []api.ContainerPort{{Name: "http", ContainerPort: 8080}},
 			ReadinessProbe: &api.Probe{ProbeHandler: api.ProbeHandler{HTTPGet: &api.HTTPGetAction{Path: "/healthz", Port: api.FromString("http")}},
 				PeriodSeconds: period, FailureThreshold: 1},
