@@ -16,6 +16,9 @@ import (
 	"github.com/skiff-dev/skiff/netagent/runtime"
 )
 
+// maxParallelSandboxes bounds concurrent AddPod calls.
+const maxParallelSandboxes = 4
+
 // orphanGrace is the grace period of containers whose pod no longer
 // exists when the agent starts (it was deleted while the agent was away).
 const orphanGrace = 5 * time.Second
@@ -44,6 +47,10 @@ type podManager struct {
 	wg  sync.WaitGroup // workers and probe goroutines
 	// firstAdd serialises the agent's first AddPod (see ensureSandbox).
 	firstAdd sync.Once
+	// sandboxes bounds the pod networks being built at once, so a burst
+	// of new pods is pipelined (network, then containers) rather than
+	// every pod's network first.
+	sandboxes chan struct{}
 
 	// mu protects everything below.
 	mu       sync.Mutex
@@ -261,15 +268,16 @@ func newPodManager(ctx context.Context, cfg *Config, rt runtime.Runtime, net Pod
 	}
 	m := &podManager{
 		cfg: cfg, rt: rt, net: net, netns: netns, api: a,
-		podRes:  api.Lookup(api.Resources(), "v1", "pods"),
-		pods:    pods,
-		rec:     rec,
-		log:     cfg.Logger,
-		nodeDNS: nodeDNS,
-		hostRC:  hostRC,
-		podsDir: filepath.Join(cfg.DataDir, "pods"),
-		ctx:     ctx,
-		workers: map[string]*podWorker{}, finished: map[string]bool{},
+		podRes:    api.Lookup(api.Resources(), "v1", "pods"),
+		pods:      pods,
+		rec:       rec,
+		log:       cfg.Logger,
+		nodeDNS:   nodeDNS,
+		hostRC:    hostRC,
+		podsDir:   filepath.Join(cfg.DataDir, "pods"),
+		ctx:       ctx,
+		sandboxes: make(chan struct{}, maxParallelSandboxes),
+		workers:   map[string]*podWorker{}, finished: map[string]bool{},
 		adopted: map[string][]runtime.ContainerStatus{}, lastSeen: map[string]string{},
 	}
 	m.status = newStatusManager(a, pods, cfg.Logger)

@@ -179,7 +179,10 @@ func (m *statusManager) sync(ctx context.Context, uid string) error {
 		return nil
 	}
 	p.Status = want
-	if err := m.api.Update(ctx, m.res, ns, p, "status"); err != nil {
+	t0 := time.Now()
+	err := m.api.Update(ctx, m.res, ns, p, "status")
+	m.log.Debug("pod status written", "pod", ns+"/"+name, "took", time.Since(t0), "err", err, "ready", podReadyOf(want))
+	if err != nil {
 		if client.IsNotFound(err) {
 			return nil
 		}
@@ -200,4 +203,13 @@ func statusEqual(a, b api.PodStatus) bool {
 	ja, err1 := json.Marshal(a)
 	jb, err2 := json.Marshal(b)
 	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
+
+func podReadyOf(st api.PodStatus) bool {
+	for _, c := range st.Conditions {
+		if c.Type == api.PodReady {
+			return c.Status == api.ConditionTrue
+		}
+	}
+	return false
 }

@@ -345,7 +345,13 @@ func (w *podWorker) ensureSandbox(ctx context.Context, pod *api.Pod) error {
 	first := false
 	w.m.firstAdd.Do(func() { first, err = true, add() })
 	if !first {
+		select {
+		case w.m.sandboxes <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		err = add()
+		<-w.m.sandboxes
 	}
 	if err != nil {
 		return fmt.Errorf("pod network: %w", err)
