@@ -24,6 +24,8 @@ import (
 // Runners are the functions the commands call once their flags are parsed.
 type Runners struct {
 	Server func(ctx context.Context, cfg config.Server) error
+	// Agent runs `skiff agent` (a node joining a server).
+	Agent func(ctx context.Context, cfg config.Agent) error
 	// NetExec runs `skiff netexec`, the test workload (package netexec).
 	NetExec func(ctx context.Context, opts NetExecOptions) error
 	// RuntimeInit is the hidden `skiff runtime-init` helper of the process
@@ -62,7 +64,7 @@ func NewRootWith(r Runners, env kubectl.Env) *cobra.Command {
 	if env.Out != nil {
 		root.SetOut(env.Out)
 	}
-	root.AddCommand(newServerCommand(r.Server), newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit))
+	root.AddCommand(newServerCommand(r.Server), newAgentCommand(r.Agent), newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit))
 	root.AddCommand(kubectl.Commands(env)...)
 	return root
 }
@@ -137,6 +139,8 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.DurationVar(&cfg.DNSTTL, "dns-ttl", cfg.DNSTTL, "TTL of cluster DNS records and negative answers (whole seconds)")
 	f.StringSliceVar(&cfg.DNSUpstream, "dns-upstream", nil, "upstream resolvers for non-cluster names (default: /etc/resolv.conf)")
 	f.StringSliceVar(&cfg.NodeIP, "node-ip", nil, "this node's address(es), added to the certificate SANs")
+	f.StringVar(&cfg.AgentNodeName, "node-name", cfg.AgentNodeName, "the built-in agent's node name (default: the host name)")
+	f.IntVar(&cfg.NodeCIDRMaskSize, "node-cidr-mask-size", cfg.NodeCIDRMaskSize, "prefix length of each node's pod range out of --cluster-cidr (default 24 for IPv4)")
 	f.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "pod runtime: auto, containerd or process")
 	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
 	f.StringSliceVar(&cfg.DisabledControllers, "disable-controller", nil, "built-in controller not to run (repeatable): gc, namespace, ...")
@@ -145,5 +149,43 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.DurationVar(&cfg.PodEvictionTimeout, "pod-eviction-timeout", cfg.PodEvictionTimeout, "delete a NotReady node's controller-owned pods after this long")
 	f.IntVar(&cfg.HistorySize, "history-size", cfg.HistorySize, "revisions of watch history kept in the store")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long SIGTERM waits for requests to finish")
+	return cmd
+}
+
+func newAgentCommand(run func(context.Context, config.Agent) error) *cobra.Command {
+	cfg := config.AgentDefaults()
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Join a server as a node: register, run the pods bound to it, serve the node DNS",
+		Long: `agent joins the cluster at --server with the join token (the server's
+<data-dir>/tokens/node), registers this machine as a Node, and runs the pods the
+scheduler binds to it: one network namespace per pod on the skiff0 bridge (CNI),
+containers through --runtime, probes, pod DNS on the bridge gateway, status and
+graceful termination. Stopping the agent leaves its pods running; a restarted agent
+adopts them.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if _, err := cfg.Parse(); err != nil {
+				return err
+			}
+			if run == nil {
+				return fmt.Errorf("agent is not available in this build")
+			}
+			return run(cmd.Context(), cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Server, "server", cfg.Server, "the server's URL, https://host:port")
+	f.StringVar(&cfg.Token, "token", cfg.Token, "the join token (the server's <data-dir>/tokens/node)")
+	f.StringVar(&cfg.TokenFile, "token-file", cfg.TokenFile, "file holding the join token (instead of --token)")
+	f.StringVar(&cfg.ServerCA, "server-ca", cfg.ServerCA, "PEM file of the server's CA (the server's <data-dir>/tls/ca.crt); default: the system roots")
+	f.StringVar(&cfg.NodeName, "node-name", cfg.NodeName, "this node's name (default: the host name)")
+	f.StringSliceVar(&cfg.NodeIP, "node-ip", nil, "this node's address(es) (default: the first global IPv4 address)")
+	f.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory for the agent's credentials, pod files, CNI and runtime state")
+	f.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "pod runtime: auto, containerd or process")
+	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
+	f.StringVar(&cfg.ClusterDomain, "cluster-domain", cfg.ClusterDomain, "DNS domain of the cluster")
+	f.StringSliceVar(&cfg.DNSUpstream, "dns-upstream", nil, "upstream resolvers of the node DNS for non-cluster names (default: /etc/resolv.conf)")
+	f.StringVar(&cfg.NetNS, "netns", cfg.NetNS, "network namespace (path) for the pod network, node DNS and probes; default: the agent's own")
 	return cmd
 }
