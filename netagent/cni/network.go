@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/containernetworking/cni/libcni"
+	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/containernetworking/cni/pkg/types"
 	types100 "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/containernetworking/cni/pkg/version"
 
 	"github.com/skiff-dev/skiff/netagent/netns"
 )
@@ -101,7 +103,12 @@ func New(cfg Config) (*Network, error) {
 		n.nss = netns.NewManager(cfg.NetNSDir)
 	}
 	if n.plugins == nil {
-		n.plugins = libcni.NewCNIConfigWithCacheDir(cfg.PluginDirs, cacheDir(cfg.DataDir), nil)
+		// An explicit executor: libcni creates its default one lazily on
+		// first use without a lock, so concurrent first AddPods would race.
+		n.plugins = libcni.NewCNIConfigWithCacheDir(cfg.PluginDirs, cacheDir(cfg.DataDir), &invoke.DefaultExec{
+			RawExec:       &invoke.RawExec{Stderr: os.Stderr},
+			PluginDecoder: version.PluginDecoder{},
+		})
 	}
 	if n.log == nil {
 		n.log = slog.New(slog.NewTextHandler(io.Discard, nil))
