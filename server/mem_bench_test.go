@@ -16,21 +16,31 @@ package server_test
 //
 // Once every write is done it waits until the DNS answers for the last
 // Service and pod (the informers have caught up) and the store revision
-// has stood still for 3 s (the controllers are idle), then forces a GC and
-// returns freed memory to the OS, and reports: heap-live-MiB (live heap
-// objects), peak-live-MiB (the largest live heap measured by a GC during the
-// fill), heap-inuse-MiB (heap spans holding live objects), go-MiB (memory the Go runtime holds, runtime/metrics total minus
-// released), rss-MiB, rss-anon-MiB and rss-file-MiB (VmRSS, RssAnon and
-// RssFile of /proc/self/status: RssFile is mostly the bbolt mmap),
-// rss-idle-MiB (VmRSS once idle, before the forced GC: what `ps` shows),
-// rss-peak-MiB (VmHWM), db-MiB (the bbolt file's size) and, once the server
-// has stopped, kv-MiB and log-MiB (the pages of the two buckets). The clients run in the same process but
-// keep nothing once their writes are done.
+// has stood still for 3 s (the controllers are idle), reads rss-idle-MiB
+// (VmRSS: what `ps` shows of the idle server), then forces a GC, returns
+// freed memory to the OS and reports:
+//
+//   - heap-live-MiB: live heap objects; peak-live-MiB: the largest live heap
+//     a GC measured during the fill and the wait (objects allocated while a
+//     GC marks count as live, so it includes some garbage);
+//   - heap-inuse-MiB: heap spans holding live objects; go-MiB: all the Go
+//     runtime holds (runtime/metrics total minus released);
+//   - rss-MiB, rss-anon-MiB, rss-file-MiB: VmRSS, RssAnon and RssFile of
+//     /proc/self/status (RssFile is mostly the bbolt mmap: the pages of the
+//     file the process has read); rss-peak-MiB: VmHWM;
+//   - db-MiB: the bbolt file's size and, once the server has stopped,
+//     kv-MiB and log-MiB: the pages of its two buckets.
+//
+// The clients run in the same process but keep nothing once their writes
+// are done.
 //
 // It writes a heap profile at the measured moment to $SKIFF_HEAP_PROFILE
 // (default: skiff-mem-bench-heap.pprof in os.TempDir()) for
 //
 //	go tool pprof -top -sample_index=inuse_space <file>
+//
+// and, with SKIFF_MEM_PEAK=1 (which forces a GC every 2 s of the fill),
+// one at the fill's largest live heap, next to it (-peak.pprof).
 //
 // Run:
 //
@@ -198,15 +208,16 @@ func runMemory10k(b *testing.B) {
 		written atomic.Int64
 		failed  atomic.Bool
 	)
-	// The live heap (as of each GC) is sampled during the fill: a peak well
-	// above the final figure would be transient memory, not caches.
+	// The live heap (as of each GC) is sampled until the server is idle: a
+	// peak well above the final figure is transient memory, not caches.
 	var (
 		peakLive    atomic.Uint64
 		peakProfile bytes.Buffer // the heap profile at the peak
 		sampler     sync.WaitGroup
 	)
 	sampleDone := make(chan struct{})
-	defer func() { close(sampleDone); sampler.Wait() }()
+	stopSampler := sync.OnceFunc(func() { close(sampleDone); sampler.Wait() })
+	defer stopSampler()
 	sampler.Go(func() {
 		// With SKIFF_MEM_PEAK=1 a GC is forced every 2 s, so that the
 		// profile kept at the peak holds only live objects (it perturbs the
@@ -296,6 +307,7 @@ func runMemory10k(b *testing.B) {
 		return time.Since(since) >= 3*time.Second, nil
 	})
 
+	stopSampler()
 	idle := procStatus(b) // what `ps` shows of an idle server, before a forced GC
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -341,9 +353,6 @@ func runMemory10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Logf("heap profile: go tool pprof -top -sample_index=inuse_space %s", path)
-	close(sampleDone)
-	sampler.Wait()
-	sampleDone = make(chan struct{})
 	if peakProfile.Len() > 0 {
 		peakPath := strings.TrimSuffix(path, ".pprof") + "-peak.pprof"
 		if err := os.WriteFile(peakPath, peakProfile.Bytes(), 0o644); err != nil {
