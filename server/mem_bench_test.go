@@ -1,8 +1,8 @@
 package server_test
 
 // BenchmarkMemory10kServices measures where the memory of a loaded
-// control plane goes. It reproduces `go run ./hack/dnsbench -mode server
-// -services 10000 -endpoints 50000`: a whole server (bbolt, HTTPS API,
+// control plane goes. Its dnsbench case reproduces `go run ./hack/dnsbench
+// -mode server -services 10000 -endpoints 50000`: a whole server (bbolt, HTTPS API,
 // shared informers, every controller the harness runs, and the cluster DNS
 // on 127.0.0.1 with no upstream) filled through its API by 16 concurrent
 // clients with 100 namespaces, 10,000 Services with selectors (1 in 10
@@ -11,8 +11,11 @@ package server_test
 // then written (there is no agent): about 120,000 writes. As in the harness
 // the endpointslice controller and the scheduler are disabled (the slices
 // are written by the benchmark; with no nodes the scheduler would retry
-// every pod). fsync is off (NoSync), as in the harness: the figures are
-// about memory, and fsync only makes the fill slower.
+// every pod). Its endpointslice-controller case writes the same Services
+// and pods, the pods labelled for their Service and Ready, and leaves the
+// EndpointSlices to the endpointslice controller. fsync is off (NoSync), as
+// in the harness: the figures are about memory, and fsync only makes the
+// fill slower.
 //
 // Once every write is done it waits until the DNS answers for the last
 // Service and pod (the informers have caught up) and the store revision
@@ -39,12 +42,14 @@ package server_test
 //
 //	go tool pprof -top -sample_index=inuse_space <file>
 //
-// and, with SKIFF_MEM_PEAK=1 (which forces a GC every 2 s of the fill),
-// one at the fill's largest live heap, next to it (-peak.pprof).
+// (-endpointslice.pprof for the second case) and, with SKIFF_MEM_PEAK=1
+// (which forces a GC every 2 s of the fill), one at the fill's largest live
+// heap, next to it (-peak.pprof).
 //
 // Run:
 //
-//	go test -run '^$' -bench Memory10kServices -benchtime 1x ./server/
+//	go test -run '^$' -bench Memory10kServices/dnsbench -benchtime 1x ./server/
+//	go test -run '^$' -bench Memory10kServices -benchtime 1x ./server/   # both
 
 import (
 	"bufio"
@@ -90,7 +95,11 @@ type memGenerated struct {
 // ExternalName when i%100 == 55, headless when i%10 == 9, ClusterIP
 // otherwise; the endpoints are spread over the Services that are not
 // ExternalName.
-func memEach(f func(memGenerated)) {
+//
+// With controller set the pods carry their Service's selector and a Ready
+// condition, and no slice is generated: the endpointslice controller
+// writes them.
+func memEach(controller bool, f func(memGenerated)) {
 	withEps := 0
 	for i := range memServices {
 		if i%100 != 55 {
@@ -144,11 +153,22 @@ func memEach(f func(memGenerated)) {
 				ep.Hostname = &h
 			}
 			g.slice.Endpoints = append(g.slice.Endpoints, ep)
-			g.pods = append(g.pods, &api.Pod{
+			pod := &api.Pod{
 				ObjectMeta: api.ObjectMeta{Namespace: ns, Name: podName},
 				Spec:       api.PodSpec{Containers: []api.Container{{Name: "app", Image: "registry.example/app:1"}}},
 				Status:     api.PodStatus{Phase: api.PodRunning, PodIP: ip, PodIPs: []api.PodIP{{IP: ip}}},
-			})
+			}
+			if controller {
+				pod.Labels = map[string]string{"app": name}
+				pod.Status.Conditions = []api.PodCondition{{Type: api.PodReady, Status: api.ConditionTrue}}
+				if i%10 == 9 {
+					pod.Spec.Hostname, pod.Spec.Subdomain = fmt.Sprintf("web-%d", j), name
+				}
+			}
+			g.pods = append(g.pods, pod)
+		}
+		if controller {
+			g.slice = nil
 		}
 		f(g)
 	}
@@ -175,7 +195,7 @@ func memWrite(ctx context.Context, c *client.Client, g memGenerated) (int, error
 			return n, fmt.Errorf("pod %s: %w", pod.Name, err)
 		}
 		n++
-		pod.Status.Phase, pod.Status.PodIP, pod.Status.PodIPs = status.Phase, status.PodIP, status.PodIPs
+		pod.Status.Phase, pod.Status.PodIP, pod.Status.PodIPs, pod.Status.Conditions = status.Phase, status.PodIP, status.PodIPs, status.Conditions
 		if err := c.UpdateStatus(ctx, resPods, pod.Namespace, pod); err != nil {
 			return n, fmt.Errorf("pod status %s: %w", pod.Name, err)
 		}
@@ -185,16 +205,26 @@ func memWrite(ctx context.Context, c *client.Client, g memGenerated) (int, error
 }
 
 func BenchmarkMemory10kServices(b *testing.B) {
-	for range b.N {
-		runMemory10k(b)
-	}
+	b.Run("dnsbench", func(b *testing.B) {
+		for range b.N {
+			runMemory10k(b, false)
+		}
+	})
+	b.Run("endpointslice-controller", func(b *testing.B) {
+		for range b.N {
+			runMemory10k(b, true)
+		}
+	})
 }
 
-func runMemory10k(b *testing.B) {
+func runMemory10k(b *testing.B, controller bool) {
 	cfg := testConfig(b) // NoSync, DisableAgent
 	cfg.DNSListen = "127.0.0.1:0"
 	cfg.DNSUpstream = []string{} // nothing leaves 127.0.0.1
 	cfg.DisabledControllers = []string{"endpointslice", "scheduler"}
+	if controller {
+		cfg.DisabledControllers = []string{"scheduler"}
+	}
 	ts := startServer(b, cfg)
 	defer ts.stop()
 	ctx := ctxT(b, 10*time.Minute)
@@ -268,8 +298,8 @@ func runMemory10k(b *testing.B) {
 		})
 	}
 	var lastSvc, lastPod string
-	memEach(func(g memGenerated) {
-		if g.slice != nil {
+	memEach(controller, func(g memGenerated) {
+		if len(g.pods) > 0 {
 			lastSvc = g.svc.Name + "." + g.svc.Namespace + ".svc.cluster.local."
 			ip := g.pods[len(g.pods)-1].Status.PodIP
 			lastPod = strings.ReplaceAll(ip, ".", "-") + "." + g.svc.Namespace + ".pod.cluster.local."
@@ -343,6 +373,9 @@ func runMemory10k(b *testing.B) {
 	path := os.Getenv("SKIFF_HEAP_PROFILE")
 	if path == "" {
 		path = filepath.Join(os.TempDir(), "skiff-mem-bench-heap.pprof")
+	}
+	if controller {
+		path = strings.TrimSuffix(path, ".pprof") + "-endpointslice.pprof"
 	}
 	f, err := os.Create(path)
 	if err != nil {
