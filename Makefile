@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X github.com/skiff-dev/skiff/internal/version.GitCommit=$(VE
 # Packages whose code runs goroutines concurrently: tested with -race.
 RACE_PKGS := ./store/... ./apiserver/... ./client/... ./controller/... ./scheduler/... ./server/... ./dns/... ./netagent/...
 
-.PHONY: build run test unit race fuzz vet bench deps clean
+.PHONY: build run test unit race fuzz vet bench deps clean compat
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/skiff
@@ -23,7 +23,7 @@ run: build
 deps:
 	./hack/install-deps.sh
 
-test: deps vet unit race fuzz
+test: deps vet unit race fuzz compat
 
 vet:
 	$(GO) vet ./...
@@ -35,6 +35,10 @@ unit:
 # already ran in full in `unit`.
 race:
 	$(GO) test -count=1 -race -short $(RACE_PKGS)
+
+# compat runs kubectl and client-go against a real server (own module).
+compat:
+	GO=$(GO) ./hack/kubectl-compat.sh
 
 # Each fuzz target runs for FUZZTIME (go test allows one -fuzz target per run).
 fuzz:

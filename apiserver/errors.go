@@ -85,7 +85,7 @@ func NewInvalid(kind, name string, errs field.ErrorList) *StatusError {
 	g, k := splitResource(kind)
 	causes := make([]api.StatusCause, 0, len(errs))
 	for _, fe := range errs {
-		causes = append(causes, api.StatusCause{Type: string(fe.Type), Message: fe.Error(), Field: fe.Field})
+		causes = append(causes, api.StatusCause{Type: string(fe.Type), Message: fe.ErrorBody(), Field: fe.Field})
 	}
 	msg := fmt.Sprintf("%s %q is invalid", kind, name)
 	if len(errs) > 0 {

@@ -215,6 +215,7 @@ func (s *Server) routes() http.Handler {
 		r.Get("/api", s.serveAPIVersions)
 		r.Get("/apis", s.serveAPIGroupList)
 		r.Get("/apis/{group}", s.serveAPIGroup)
+		s.openAPIRoutes(r) // openapi.go
 		if gv := s.groups["v1"]; gv != nil {
 			r.Get("/api/v1", func(w http.ResponseWriter, r *http.Request) { s.serveResourceList(w, r, gv) })
 			r.HandleFunc("/api/v1/*", func(w http.ResponseWriter, r *http.Request) {
@@ -378,6 +379,11 @@ func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, gv *gro
 		}
 	}
 	h := &handler{s: s, r: t.r, ns: t.ns, name: t.name, sub: t.sub, w: w, req: req}
+	finish, ok := s.outputConverter(h, verb) // Table and PartialObjectMetadata (table.go)
+	if !ok {
+		return
+	}
+	defer finish()
 	switch verb + "/" + t.sub {
 	case "list/":
 		h.list()

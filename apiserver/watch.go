@@ -69,9 +69,18 @@ func (h *handler) watch() {
 		}
 	}
 	bookmarks := q.Get("allowWatchBookmarks") == "true"
+	// sendInitialEvents (client-go's watch-list, on by default since
+	// v0.34): the current state as ADDED events, then a BOOKMARK marked
+	// k8s.io/initial-events-end, then changes. resourceVersionMatch must
+	// be NotOlderThan, which the current state always satisfies.
+	initialEnd := q.Get("sendInitialEvents") == "true"
+	if initialEnd && q.Get("resourceVersionMatch") != "NotOlderThan" {
+		writeError(h.w, NewBadRequest("sendInitialEvents requires resourceVersionMatch=NotOlderThan"))
+		return
+	}
 	var fromRev int64
 	rvParam := q.Get("resourceVersion")
-	if rvParam != "" && rvParam != "0" {
+	if rvParam != "" && rvParam != "0" && !initialEnd {
 		fromRev, err = strconv.ParseInt(rvParam, 10, 64)
 		if err != nil || fromRev < 0 {
 			writeError(h.w, NewBadRequest(fmt.Sprintf("invalid resource version %q", rvParam)))
@@ -116,6 +125,11 @@ func (h *handler) watch() {
 			if ws.event("ADDED", kv.Value) != nil {
 				return
 			}
+		}
+	}
+	if initialEnd {
+		if ws.event("BOOKMARK", h.bookmarkInitialEnd(fromRev)) != nil {
+			return
 		}
 	}
 	ws.flush()
@@ -210,6 +224,19 @@ func (h *handler) bookmark(rev int64) []byte {
 		"kind":       h.r.info.Kind,
 		"apiVersion": h.r.info.GroupVersion(),
 		"metadata":   map[string]string{"resourceVersion": strconv.FormatInt(rev, 10)},
+	})
+	return b
+}
+
+// bookmarkInitialEnd is the BOOKMARK that ends a watch's initial events.
+func (h *handler) bookmarkInitialEnd(rev int64) []byte {
+	b, _ := json.Marshal(map[string]any{
+		"kind":       h.r.info.Kind,
+		"apiVersion": h.r.info.GroupVersion(),
+		"metadata": map[string]any{
+			"resourceVersion": strconv.FormatInt(rev, 10),
+			"annotations":     map[string]string{"k8s.io/initial-events-end": "true"},
+		},
 	})
 	return b
 }

@@ -19,6 +19,7 @@ import (
 func TestInformerAgainstServerStart(t *testing.T) {
 	ctx := ctxT(t)
 	cfg := config.ServerDefaults()
+	cfg.DisableAgent = true // the built-in agent would touch the machine's network
 	cfg.DataDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NoSync = true

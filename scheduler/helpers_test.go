@@ -39,6 +39,7 @@ func testLogger() *slog.Logger {
 func startServer(tb testing.TB, disabled ...string) *client.Client {
 	tb.Helper()
 	cfg := config.ServerDefaults()
+	cfg.DisableAgent = true // the built-in agent would touch the machine's network
 	cfg.DataDir = tb.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NoSync = true

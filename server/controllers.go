@@ -11,6 +11,7 @@ import (
 	"github.com/skiff-dev/skiff/controller/endpointslice"
 	"github.com/skiff-dev/skiff/controller/gc"
 	"github.com/skiff-dev/skiff/controller/namespace"
+	"github.com/skiff-dev/skiff/controller/nodeipam"
 	"github.com/skiff-dev/skiff/controller/nodelifecycle"
 	"github.com/skiff-dev/skiff/controller/statefulset"
 	"github.com/skiff-dev/skiff/scheduler"
@@ -115,6 +116,18 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 				Recorder:               recorder("node-controller"),
 			}, s.log.With("component", "nodelifecycle"))
 		add("nodelifecycle", func(ctx context.Context) error { return nl.Run(ctx, 2) })
+	}
+	if enabled("nodeipam") {
+		// nodeipam gives each Node its podCIDR (config.Parse validated the
+		// mask against the cluster CIDR, so New cannot fail on flags).
+		if ipam, err := nodeipam.New(c, nodes(), nodeipam.Options{
+			ClusterCIDR: s.parsed.ClusterCIDR, NodeMaskSize: s.cfg.NodeCIDRMaskSize,
+			Recorder: recorder("node-ipam-controller"),
+		}, s.log.With("component", "nodeipam")); err != nil {
+			s.log.Error("nodeipam: not started", "err", err)
+		} else {
+			add("nodeipam", func(ctx context.Context) error { return ipam.Run(ctx, 2) })
+		}
 	}
 	if s.dns != nil && enabled("dns") { // server/dns.go; nil without --dns-listen
 		add("dns", s.dnsRun(inf, res))

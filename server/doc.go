@@ -1,7 +1,8 @@
 // Package server assembles Skiff's control plane for `skiff server`: the
 // PKI and tokens, the bbolt store, the ClusterIP/NodePort allocators and
 // their repair pass, the API server on HTTPS, the built-in objects, and the
-// controllers (garbage collection, namespace deletion).
+// controllers (garbage collection, namespace deletion, node IPAM, ...), and
+// unless --disable-agent a node agent for its own machine.
 //
 // # Startup order
 //
@@ -14,6 +15,36 @@
 //     kube-system, kube-public; the default ServiceCIDR; the `kubernetes`
 //     Service and its EndpointSlice), then the controllers, which talk to
 //     the API over loopback HTTPS like any other client.
+//
+// # Nodes
+//
+//   - The join token (tokens/node) authenticates only at POST
+//     /skiff/v1/nodes/<name>/token (nodejoin.go), outside the resource API:
+//     an agent sends its node password and gets a node token
+//     ("node:<name>:<secret>") that authenticates as system:node:<name> in
+//     group system:nodes. tokens/nodes/<name> (0600) keeps the SHA-256 of
+//     the node's password and of its current token, never the secrets. A
+//     name is bound to the first password it joined with (another machine
+//     with the join token cannot take it over: 403); every join re-issues
+//     the token and the old one stops working. Deleting the file frees the
+//     name. Trade-off: re-issuing on every join means the server never
+//     stores a token it could hand out again, at the cost of one join per
+//     agent start (the agent caches its token and re-joins only on 401).
+//   - The authorizer (auth.go) lets a node read pods, services,
+//     endpointslices, nodes, namespaces, servicecidrs and its own Lease,
+//     and write its own Node (and status), its own Lease in
+//     kube-node-lease, events, and the status of pods bound to it (the pod
+//     is read from the store: spec.nodeName never changes once set), and
+//     delete those pods. Anything else is 403. The NodeRestriction hook
+//     checks what needs the object: the name of a created Node or Lease,
+//     and that a node never sets or changes its podCIDR.
+//   - nodeipam (controller/nodeipam) gives every Node a podCIDR out of
+//     --cluster-cidr (/--node-cidr-mask-size, 24 by default).
+//   - Unless --disable-agent, Start also runs a node agent for this machine
+//     (agent.go): it joins over the server's own URL like any agent, with
+//     its state in the data dir. A test binary runs it only when
+//     Config.AgentNetNS names a namespace the test made; without one it is
+//     skipped with a warning, so no test can touch the host's network.
 //
 // # DNS
 //

@@ -44,7 +44,9 @@ type Server struct {
 	url      string
 	resource []*api.ResourceInfo
 	ctrl     *controllers
-	dns      *clusterDNS // nil without --dns-listen (dns.go)
+	dns      *clusterDNS   // nil without --dns-listen (dns.go)
+	nodes    *nodeTokens   // per-node credentials (nodejoin.go)
+	agent    *builtinAgent // nil with --disable-agent (agent.go)
 }
 
 // Run starts a control plane and blocks until ctx ends, then shuts it down.
@@ -124,17 +126,24 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	if err := s.listenDNS(reg); err != nil {
 		return nil, err
 	}
+	s.nodes, err = loadNodeTokens(cfg.DataDir, log.With("component", "nodejoin"))
+	if err != nil {
+		return nil, err
+	}
 	v := version.Get()
 	s.api, err = apiserver.New(apiserver.Config{
 		Store:         s.store,
 		Resources:     s.resource,
-		Authenticator: newTokenAuth(s.bundle.AdminToken, s.bundle.NodeToken, s.bundle.DashboardToken),
-		Authorizer:    authorizer{},
-		Hooks:         map[string]apiserver.TxnHook{"services": s.hook, "ipaddresses.networking.k8s.io": s.hook},
-		Patcher:       patcher,
-		Registerer:    reg,
-		Gatherer:      reg,
-		Logger:        log.With("component", "apiserver"),
+		Authenticator: newTokenAuth(s.bundle.AdminToken, s.bundle.NodeToken, s.bundle.DashboardToken, s.nodes),
+		Authorizer:    authorizer{pods: storePods{st: s.store, info: resourceTable(s.resource)["pods"]}},
+		Hooks: map[string]apiserver.TxnHook{
+			"services": s.hook, "ipaddresses.networking.k8s.io": s.hook,
+			"nodes": nodeRestriction{}, "leases.coordination.k8s.io": nodeRestriction{},
+		},
+		Patcher:    patcher,
+		Registerer: reg,
+		Gatherer:   reg,
+		Logger:     log.With("component", "apiserver"),
 		Version: apiserver.VersionInfo{
 			Major: v.Major, Minor: v.Minor, GitVersion: v.GitVersion, GitCommit: v.GitCommit,
 			GitTreeState: v.GitTreeState, BuildDate: v.BuildDate, GoVersion: v.GoVersion,
@@ -160,7 +169,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	tlsCfg := s.bundle.ServerTLS.Clone()
 	tlsCfg.NextProtos = []string{"h2", "http/1.1"}
 	s.http = &http.Server{
-		Handler:           s.api.Handler(),
+		Handler:           withJoin(&joinHandler{joinToken: s.bundle.NodeToken, tokens: s.nodes, log: log.With("component", "nodejoin")}, s.api.Handler()),
 		TLSConfig:         tlsCfg,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
@@ -180,6 +189,9 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	}
 	s.startControllers(ctx, cl)
 	s.ready.Store(true)
+	if err := s.startAgent(ctx); err != nil { // agent.go
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -197,6 +209,7 @@ func (s *Server) Client() (*client.Client, error) {
 // Stop shuts down gracefully: controllers, HTTP (bounded by
 // ShutdownTimeout), then the store.
 func (s *Server) Stop() error {
+	s.stopAgent()
 	s.ready.Store(false)
 	s.stopControllers()
 	var errs []error

@@ -232,7 +232,8 @@ func TestTokenPermissions(t *testing.T) {
 	ts := startServer(t, testConfig(t))
 	ctx := ctxT(t, 20*time.Second)
 	dash := ts.clientWith(t, ts.Bundle().DashboardToken)
-	node := ts.clientWith(t, ts.Bundle().NodeToken)
+	node := ts.clientWith(t, joinNode(t, ts, "node-1", testPassword))
+	join := ts.clientWith(t, ts.Bundle().NodeToken)
 
 	cases := []struct {
 		name      string
@@ -260,9 +261,15 @@ func TestTokenPermissions(t *testing.T) {
 		{"node lists services", func() error {
 			return node.List(ctx, resServices, "", client.ListOptions{}, &api.ServiceList{})
 		}, false},
-		{"node creates a lease", func() error {
+		{"node creates a lease in kube-system", func() error {
 			return node.Create(ctx, resLeases, "kube-system", lease("node-1"))
+		}, true},
+		{"node creates its lease", func() error {
+			return node.Create(ctx, resLeases, "kube-node-lease", lease("node-1"))
 		}, false},
+		{"the join token lists services", func() error {
+			return join.List(ctx, resServices, "", client.ListOptions{}, &api.ServiceList{})
+		}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

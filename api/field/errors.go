@@ -115,9 +115,13 @@ type Error struct {
 }
 
 // Error renders `field: Type: value: detail`.
-func (e *Error) Error() string {
+func (e *Error) Error() string { return e.Field + ": " + e.ErrorBody() }
+
+// ErrorBody is the error without its field path (`Invalid value: 0: must
+// be ...`), as Kubernetes puts it in a Status cause next to the field.
+func (e *Error) ErrorBody() string {
 	var b strings.Builder
-	b.WriteString(e.Field + ": " + e.Type.String())
+	b.WriteString(e.Type.String())
 	switch e.Type {
 	case ErrorTypeRequired, ErrorTypeForbidden, ErrorTypeTooLong, ErrorTypeInternal:
 	default:

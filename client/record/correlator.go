@@ -8,7 +8,8 @@ import (
 )
 
 // Defaults of the correlator, as Kubernetes' event correlator (spam filter:
-// burst 25, one token every 5 minutes per object; aggregation of repeats).
+// burst 25, one token every 5 minutes per object and reason; aggregation
+// of repeats).
 const (
 	// AggregationWindow is how long after its last occurrence an event can
 	// still be counted again instead of being written anew.
@@ -45,6 +46,11 @@ func (d decision) String() string {
 // unit).
 type objectKey struct {
 	kind, apiVersion, namespace, name, uid string
+	// reason: unlike Kubernetes, each reason has its own spam bucket. Skiff's
+	// Deployment controller records pod creates and deletes on the
+	// Deployment itself (there are no ReplicaSets to carry them), so one
+	// busy rollout would otherwise silence a later Warning on the object.
+	reason string
 }
 
 // aggregateKey identifies a repeatable event: the same component, object,
@@ -98,6 +104,7 @@ func keysOf(ev *api.Event) (objectKey, aggregateKey) {
 	o := objectKey{
 		kind: ev.InvolvedObject.Kind, apiVersion: ev.InvolvedObject.APIVersion,
 		namespace: ev.InvolvedObject.Namespace, name: ev.InvolvedObject.Name, uid: ev.InvolvedObject.UID,
+		reason: ev.Reason,
 	}
 	return o, aggregateKey{component: ev.Source.Component, object: o, eventType: ev.Type, reason: ev.Reason, message: ev.Message}
 }

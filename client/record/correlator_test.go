@@ -204,3 +204,24 @@ func TestCorrelatorBounded(t *testing.T) {
 		t.Fatalf("%d buckets after the sweep, want only the %d objects since the refill", len(c.buckets), added+1)
 	}
 }
+
+// A burst of one reason must not silence another reason on the same object
+// (a rollout's creates, then a Warning).
+func TestCorrelatorBucketPerReason(t *testing.T) {
+	c := newCorrelator()
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range SpamBurst + 5 {
+		ev := eventFor(occ{obj: "web", msg: fmt.Sprintf("pod %d", i)}, start)
+		d := c.observe(ev, start)
+		if i < SpamBurst && d != decideCreate {
+			t.Fatalf("event %d: %v, want create", i, d)
+		}
+		if i >= SpamBurst && d != decideDrop {
+			t.Fatalf("event %d past the burst: %v, want drop", i, d)
+		}
+	}
+	warn := eventFor(occ{obj: "web", reason: "DeploymentRollbackRevisionNotFound", msg: "w"}, start)
+	if d := c.observe(warn, start); d != decideCreate {
+		t.Fatalf("other reason after a burst: %v, want create", d)
+	}
+}

@@ -1,7 +1,8 @@
-// Command skiff is Skiff's one binary: `skiff server` runs the control plane,
-// `skiff netexec` the test workload, and the other verbs follow in later
-// issues (agent, CLI). The hidden `skiff runtime-init` is the process
-// runtime's helper.
+// Command skiff is Skiff's one binary: `skiff server` runs the control plane
+// (and a node agent), `skiff agent` joins another machine as a node,
+// `skiff netexec` is the test workload, and the kubectl-style verbs (get,
+// apply, expose, scale, rollout, ...) talk to a running server. The hidden
+// `skiff runtime-init` is the process runtime's helper.
 package main
 
 import (
@@ -11,9 +12,15 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/skiff-dev/skiff/internal/cli"
+	"github.com/skiff-dev/skiff/internal/config"
+	"github.com/skiff-dev/skiff/kubectl"
+	"github.com/skiff-dev/skiff/netagent"
+	"github.com/skiff-dev/skiff/netagent/netns"
 	"github.com/skiff-dev/skiff/netagent/runtime/process"
 	"github.com/skiff-dev/skiff/netexec"
 	"github.com/skiff-dev/skiff/server"
@@ -30,14 +37,15 @@ func main() {
 			stop()
 			os.Exit(exit.ExitCode())
 		}
-		fmt.Fprintln(os.Stderr, "Error:", err)
-		os.Exit(1)
+		stop()
+		os.Exit(kubectl.PrintError(os.Stderr, err))
 	}
 }
 
 func runners() cli.Runners {
 	return cli.Runners{
 		Server:      server.Run,
+		Agent:       runAgent,
 		NetExec:     runNetExec,
 		RuntimeInit: process.Init,
 	}
@@ -50,4 +58,50 @@ func runNetExec(ctx context.Context, o cli.NetExecOptions) error {
 		PodName:  netexec.PodName(),
 		Logger:   slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	})
+}
+
+// agentMemoryLimit is the agent's soft Go memory limit.
+const agentMemoryLimit = 20 << 20
+
+// runAgent is `skiff agent`: the runtime, then the agent until ctx ends.
+func runAgent(ctx context.Context, c config.Agent) error {
+	p, err := c.Parse()
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// A node agent should be small: a soft limit of the Go heap makes the
+	// GC work harder instead of letting the heap double (GOMEMLIMIT, when
+	// set, wins). Pods are other processes and are not counted.
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(agentMemoryLimit)
+	}
+	token := c.Token
+	if token == "" {
+		b, err := os.ReadFile(c.TokenFile)
+		if err != nil {
+			return fmt.Errorf("--token-file: %w", err)
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	var ca []byte
+	if c.ServerCA != "" {
+		if ca, err = os.ReadFile(c.ServerCA); err != nil {
+			return fmt.Errorf("--server-ca: %w", err)
+		}
+	}
+	rt, rtName, err := netagent.SelectRuntime(ctx, c.Runtime, netagent.RuntimeOptions{DataDir: c.DataDir, Logger: log})
+	if err != nil {
+		return err
+	}
+	deps := netagent.Deps{Runtime: rt}
+	if c.NetNS != "" {
+		path := c.NetNS
+		deps.NodeNetNS = func(fn func() error) error { return netns.Do(path, fn) }
+	}
+	return netagent.Run(ctx, netagent.Config{
+		Server: c.Server, CAPEM: ca, Token: token, NodeName: c.NodeName, NodeIPs: p.NodeIPs,
+		DataDir: c.DataDir, Runtime: rtName, ProxyMode: c.ProxyMode, ClusterDomain: c.ClusterDomain,
+		DNSUpstreams: c.DNSUpstream, Logger: log,
+	}, deps)
 }

@@ -53,6 +53,7 @@ func startEnv(tb testing.TB, o envOptions) *env {
 	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := config.ServerDefaults()
+	cfg.DisableAgent = true // the built-in agent would touch the machine's network
 	cfg.DataDir = tb.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NoSync = !o.fsync

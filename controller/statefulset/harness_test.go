@@ -59,6 +59,7 @@ type env struct {
 func startEnv(t *testing.T) *env {
 	t.Helper()
 	cfg := config.ServerDefaults()
+	cfg.DisableAgent = true // the built-in agent would touch the machine's network
 	cfg.DataDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NoSync = true

@@ -1,6 +1,8 @@
 // Package cli builds Skiff's command line with cobra. It turns flags into
 // plain config values (package internal/config) and hands them to the Run
 // functions it is given, so it never imports the components themselves.
+// The kubectl-style verbs (get, apply, expose, ...) come from package
+// kubectl, which talks to a server only through its API.
 //
 // # Invariants
 //
@@ -16,12 +18,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skiff-dev/skiff/internal/config"
-	"github.com/skiff-dev/skiff/internal/version"
+	"github.com/skiff-dev/skiff/kubectl"
 )
 
 // Runners are the functions the commands call once their flags are parsed.
 type Runners struct {
 	Server func(ctx context.Context, cfg config.Server) error
+	// Agent runs `skiff agent` (a node joining a server).
+	Agent func(ctx context.Context, cfg config.Agent) error
 	// NetExec runs `skiff netexec`, the test workload (package netexec).
 	NetExec func(ctx context.Context, opts NetExecOptions) error
 	// RuntimeInit is the hidden `skiff runtime-init` helper of the process
@@ -40,17 +44,28 @@ type NetExecOptions struct {
 // netagent/runtime/process.InitCommand (cmd/skiff's test checks).
 const RuntimeInitCommand = "runtime-init"
 
-// NewRoot returns the `skiff` command with its subcommands.
+// NewRoot returns the `skiff` command with its subcommands; the CLI verbs
+// read os.Stdin and write errors to os.Stderr.
 func NewRoot(r Runners, stdout io.Writer) *cobra.Command {
+	return NewRootWith(r, kubectl.Env{Out: stdout})
+}
+
+// NewRootWith is NewRoot with the streams, environment and clock of the
+// CLI verbs (package kubectl: get, apply, delete, ..., version) given.
+// Print the error Execute returns with kubectl.PrintError, which also
+// gives the exit status.
+func NewRootWith(r Runners, env kubectl.Env) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "skiff",
 		Short:         "Skiff: the Kubernetes Service flow in one binary",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetOut(stdout)
-	root.AddCommand(newServerCommand(r.Server), newVersionCommand(),
-		newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit))
+	if env.Out != nil {
+		root.SetOut(env.Out)
+	}
+	root.AddCommand(newServerCommand(r.Server), newAgentCommand(r.Agent), newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit))
+	root.AddCommand(kubectl.Commands(env)...)
 	return root
 }
 
@@ -124,6 +139,8 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.DurationVar(&cfg.DNSTTL, "dns-ttl", cfg.DNSTTL, "TTL of cluster DNS records and negative answers (whole seconds)")
 	f.StringSliceVar(&cfg.DNSUpstream, "dns-upstream", nil, "upstream resolvers for non-cluster names (default: /etc/resolv.conf)")
 	f.StringSliceVar(&cfg.NodeIP, "node-ip", nil, "this node's address(es), added to the certificate SANs")
+	f.StringVar(&cfg.AgentNodeName, "node-name", cfg.AgentNodeName, "the built-in agent's node name (default: the host name)")
+	f.IntVar(&cfg.NodeCIDRMaskSize, "node-cidr-mask-size", cfg.NodeCIDRMaskSize, "prefix length of each node's pod range out of --cluster-cidr (default 24 for IPv4)")
 	f.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "pod runtime: auto, containerd or process")
 	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
 	f.StringSliceVar(&cfg.DisabledControllers, "disable-controller", nil, "built-in controller not to run (repeatable): gc, namespace, ...")
@@ -135,15 +152,40 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	return cmd
 }
 
-func newVersionCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
+func newAgentCommand(run func(context.Context, config.Agent) error) *cobra.Command {
+	cfg := config.AgentDefaults()
+	cmd := &cobra.Command{
+		Use:   "agent",
+		Short: "Join a server as a node: register, run the pods bound to it, serve the node DNS",
+		Long: `agent joins the cluster at --server with the join token (the server's
+<data-dir>/tokens/node), registers this machine as a Node, and runs the pods the
+scheduler binds to it: one network namespace per pod on the skiff0 bridge (CNI),
+containers through --runtime, probes, pod DNS on the bridge gateway, status and
+graceful termination. Stopping the agent leaves its pods running; a restarted agent
+adopts them.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := version.Get()
-			_, err := fmt.Fprintf(cmd.OutOrStdout(), "skiff %s (commit %s, %s, %s)\n", v.GitVersion, v.GitCommit, v.GoVersion, v.Platform)
-			return err
+			if _, err := cfg.Parse(); err != nil {
+				return err
+			}
+			if run == nil {
+				return fmt.Errorf("agent is not available in this build")
+			}
+			return run(cmd.Context(), cfg)
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Server, "server", cfg.Server, "the server's URL, https://host:port")
+	f.StringVar(&cfg.Token, "token", cfg.Token, "the join token (the server's <data-dir>/tokens/node)")
+	f.StringVar(&cfg.TokenFile, "token-file", cfg.TokenFile, "file holding the join token (instead of --token)")
+	f.StringVar(&cfg.ServerCA, "server-ca", cfg.ServerCA, "PEM file of the server's CA (the server's <data-dir>/tls/ca.crt); default: the system roots")
+	f.StringVar(&cfg.NodeName, "node-name", cfg.NodeName, "this node's name (default: the host name)")
+	f.StringSliceVar(&cfg.NodeIP, "node-ip", nil, "this node's address(es) (default: the first global IPv4 address)")
+	f.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory for the agent's credentials, pod files, CNI and runtime state")
+	f.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "pod runtime: auto, containerd or process")
+	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
+	f.StringVar(&cfg.ClusterDomain, "cluster-domain", cfg.ClusterDomain, "DNS domain of the cluster")
+	f.StringSliceVar(&cfg.DNSUpstream, "dns-upstream", nil, "upstream resolvers of the node DNS for non-cluster names (default: /etc/resolv.conf)")
+	f.StringVar(&cfg.NetNS, "netns", cfg.NetNS, "network namespace (path) for the pod network, node DNS and probes; default: the agent's own")
+	return cmd
 }

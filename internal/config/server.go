@@ -15,19 +15,22 @@ import (
 // Server is everything `skiff server` is told on its command line. It is a
 // plain value: cmd/skiff builds it from flags and hands it to Run.
 type Server struct {
-	DataDir       string   // --data-dir
-	Listen        string   // --listen host:port (HTTPS)
-	ServiceCIDR   string   // --service-cidr
-	ClusterCIDR   string   // --cluster-cidr
-	NodePortRange string   // --node-port-range, "30000-32767"
-	ClusterDomain string   // --cluster-domain
-	TLSSANs       []string // --tls-san
-	DisableAgent  bool     // --disable-agent
-	DNSListen     string   // --dns-listen host:port; "" = no DNS in the server
-	DNSUpstream   []string // --dns-upstream; nil = /etc/resolv.conf's nameservers
-	NodeIP        []string // --node-ip
-	Runtime       string   // --runtime (node agent issue)
-	ProxyMode     string   // --proxy-mode (service proxy issue)
+	DataDir     string // --data-dir
+	Listen      string // --listen host:port (HTTPS)
+	ServiceCIDR string // --service-cidr
+	ClusterCIDR string // --cluster-cidr
+	// NodeCIDRMaskSize is the prefix length of each node's pod subnet out
+	// of ClusterCIDR (--node-cidr-mask-size; 0 = 24 for IPv4, 64 for IPv6).
+	NodeCIDRMaskSize int
+	NodePortRange    string   // --node-port-range, "30000-32767"
+	ClusterDomain    string   // --cluster-domain
+	TLSSANs          []string // --tls-san
+	DisableAgent     bool     // --disable-agent
+	DNSListen        string   // --dns-listen host:port; "" = no DNS in the server
+	DNSUpstream      []string // --dns-upstream; nil = /etc/resolv.conf's nameservers
+	NodeIP           []string // --node-ip
+	Runtime          string   // --runtime (node agent issue)
+	ProxyMode        string   // --proxy-mode (service proxy issue)
 	// DNSTTL is the TTL of cluster DNS records and negative answers
 	// (--dns-ttl, whole seconds, 1s..1h).
 	DNSTTL time.Duration
@@ -47,6 +50,13 @@ type Server struct {
 	ShutdownTimeout time.Duration
 	// NoSync turns off fsync (tests and benchmarks only; never from flags).
 	NoSync bool
+	// AgentNetNS is the network namespace (a path such as /run/netns/x)
+	// the built-in agent builds its pod network, DNS and service rules in;
+	// "" is the server's own namespace. Tests set it to a namespace they
+	// created; a test binary never runs the built-in agent without it.
+	AgentNetNS string
+	// AgentNodeName is the built-in agent's node name ("" = hostname).
+	AgentNodeName string
 }
 
 // Defaults returns the documented defaults (DESIGN.md).
@@ -133,6 +143,19 @@ func (c Server) Parse() (Parsed, error) {
 	}
 	if c.DataDir == "" {
 		return p, fmt.Errorf("--data-dir must not be empty")
+	}
+	if m := c.NodeCIDRMaskSize; m != 0 {
+		if m < p.ClusterCIDR.Bits() || m > p.ClusterCIDR.Addr().BitLen() || m-p.ClusterCIDR.Bits() > 20 {
+			return p, fmt.Errorf("--node-cidr-mask-size %d: must be between the --cluster-cidr's %d and %d, and at most 20 more",
+				m, p.ClusterCIDR.Bits(), min(p.ClusterCIDR.Addr().BitLen(), p.ClusterCIDR.Bits()+20))
+		}
+	} else if p.ClusterCIDR.Addr().Is4() && p.ClusterCIDR.Bits() > 24 {
+		return p, fmt.Errorf("--cluster-cidr %s is smaller than a node's /24: pass --node-cidr-mask-size", p.ClusterCIDR)
+	}
+	switch c.Runtime {
+	case "", "auto", "containerd", "process":
+	default:
+		return p, fmt.Errorf("--runtime %q: want auto, containerd or process", c.Runtime)
 	}
 	return p, nil
 }

@@ -16,8 +16,10 @@ import (
 	"time"
 
 	"github.com/containernetworking/cni/libcni"
+	"github.com/containernetworking/cni/pkg/invoke"
 	"github.com/containernetworking/cni/pkg/types"
 	types100 "github.com/containernetworking/cni/pkg/types/100"
+	"github.com/containernetworking/cni/pkg/version"
 
 	"github.com/skiff-dev/skiff/netagent/netns"
 )
@@ -32,6 +34,14 @@ var setupSysctls = []struct{ name, value string }{
 	// 1 is the default in every namespace, but pod -> VIP -> pod on one
 	// bridge fails with 0, so the agent asserts it.
 	{"net/bridge/bridge-nf-call-iptables", "1"},
+	// A pod's packet to a ClusterIP leaves by the bridge it came in on, so
+	// the node would first send the pod an ICMP redirect; that spends the
+	// per-host ICMP rate limit and the proxy's REJECT (port unreachable)
+	// for a Service without endpoints is then never sent. The effective
+	// value is all OR the interface's: both are cleared (the bridge's in
+	// Setup, once it exists).
+	{"net/ipv4/conf/all/send_redirects", "0"},
+	{"net/ipv4/conf/default/send_redirects", "0"},
 }
 
 // Network wires pods onto the node's bridge with the CNI plugins. All of
@@ -93,7 +103,12 @@ func New(cfg Config) (*Network, error) {
 		n.nss = netns.NewManager(cfg.NetNSDir)
 	}
 	if n.plugins == nil {
-		n.plugins = libcni.NewCNIConfigWithCacheDir(cfg.PluginDirs, cacheDir(cfg.DataDir), nil)
+		// An explicit executor: libcni creates its default one lazily on
+		// first use without a lock, so concurrent first AddPods would race.
+		n.plugins = libcni.NewCNIConfigWithCacheDir(cfg.PluginDirs, cacheDir(cfg.DataDir), &invoke.DefaultExec{
+			RawExec:       &invoke.RawExec{Stderr: os.Stderr},
+			PluginDecoder: version.PluginDecoder{},
+		})
 	}
 	if n.log == nil {
 		n.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -136,6 +151,9 @@ func (n *Network) Setup(ctx context.Context) error {
 		return fmt.Errorf("cni: setup: %w", err)
 	}
 	if err := n.ensureBridge(); err != nil {
+		return fmt.Errorf("cni: setup: %w", err)
+	}
+	if err := n.sysctl.Set("net/ipv4/conf/"+n.cfg.Bridge+"/send_redirects", "0"); err != nil {
 		return fmt.Errorf("cni: setup: %w", err)
 	}
 	if err := n.links.RouteReplace(n.cfg.ServiceCIDR, n.cfg.Bridge, n.gateway); err != nil {

@@ -94,6 +94,9 @@ func TestSetupFresh(t *testing.T) {
 	f.setup()
 
 	vals := f.sysctl.Values()
+	if vals["net/ipv4/conf/all/send_redirects"] != "0" || vals["net/ipv4/conf/skiff0/send_redirects"] != "0" {
+		t.Errorf("send_redirects not cleared: %v", vals)
+	}
 	if vals["net/ipv4/ip_forward"] != "1" || vals["net/bridge/bridge-nf-call-iptables"] != "1" {
 		t.Errorf("sysctls %v", vals)
 	}

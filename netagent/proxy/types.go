@@ -1,12 +1,3 @@
-// Package proxy is Skiff's service proxy core: it turns Services and
-// EndpointSlices into a State snapshot and hands it to a mode backend
-// (iptables, nftables, ipvs) that programs the kernel.
-//
-// # Invariants
-//
-//   - No sync before the Service and EndpointSlice caches have synced.
-//   - Event handlers only record changes; one coalescing runner syncs.
-//   - A failed sync forces the next one to be full.
 package proxy
 
 import (

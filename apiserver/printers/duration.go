@@ -1,0 +1,65 @@
+package printers
+
+import (
+	"fmt"
+	"time"
+)
+
+// HumanDuration renders d with two or three significant figures, exactly as
+// Kubernetes' k8s.io/apimachinery/pkg/util/duration.HumanDuration does
+// (kubectl's AGE column): "45s", "3m2s", "15m", "4h20m", "20h", "2d3h",
+// "20d", "2y10d". A duration up to a second into the future prints "0s"
+// (clock skew); further into the future, "<invalid>".
+func HumanDuration(d time.Duration) string {
+	if seconds := int(d.Seconds()); seconds < -1 {
+		return "<invalid>"
+	} else if seconds < 0 {
+		return "0s"
+	} else if seconds < 60*2 {
+		return fmt.Sprintf("%ds", seconds)
+	}
+	minutes := int(d / time.Minute)
+	if minutes < 10 {
+		s := int(d/time.Second) % 60
+		if s == 0 {
+			return fmt.Sprintf("%dm", minutes)
+		}
+		return fmt.Sprintf("%dm%ds", minutes, s)
+	} else if minutes < 60*3 {
+		return fmt.Sprintf("%dm", minutes)
+	}
+	hours := int(d / time.Hour)
+	if hours < 8 {
+		m := int(d/time.Minute) % 60
+		if m == 0 {
+			return fmt.Sprintf("%dh", hours)
+		}
+		return fmt.Sprintf("%dh%dm", hours, m)
+	} else if hours < 48 {
+		return fmt.Sprintf("%dh", hours)
+	} else if hours < 24*8 {
+		h := hours % 24
+		if h == 0 {
+			return fmt.Sprintf("%dd", hours/24)
+		}
+		return fmt.Sprintf("%dd%dh", hours/24, h)
+	} else if hours < 24*365*2 {
+		return fmt.Sprintf("%dd", hours/24)
+	} else if hours < 24*365*8 {
+		dy := (hours / 24) % 365
+		if dy == 0 {
+			return fmt.Sprintf("%dy", hours/24/365)
+		}
+		return fmt.Sprintf("%dy%dd", hours/24/365, dy)
+	}
+	return fmt.Sprintf("%dy", hours/24/365)
+}
+
+// Age is the AGE cell of an object created at t: "<unknown>" for a zero
+// time, else HumanDuration(now - t).
+func Age(t time.Time, now time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return HumanDuration(now.Sub(t))
+}

@@ -1,0 +1,70 @@
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"net/url"
+)
+
+// Agent is everything `skiff agent` is told on its command line.
+type Agent struct {
+	Server        string   // --server https://host:port
+	Token         string   // --token (the server's tokens/node)
+	TokenFile     string   // --token-file, read when --token is empty
+	ServerCA      string   // --server-ca PEM file; "" = the system roots
+	NodeName      string   // --node-name; "" = the host name
+	NodeIP        []string // --node-ip
+	DataDir       string   // --data-dir
+	Runtime       string   // --runtime auto|containerd|process
+	ProxyMode     string   // --proxy-mode
+	ClusterDomain string   // --cluster-domain
+	DNSUpstream   []string // --dns-upstream; nil = /etc/resolv.conf
+	// NetNS (--netns) is a network namespace path the agent builds its pod
+	// network, node DNS and probes in; "" is the agent's own namespace.
+	// The API connection stays in the agent's namespace. It lets several
+	// agents share one machine (tests, demos).
+	NetNS string
+}
+
+// AgentDefaults returns the documented defaults.
+func AgentDefaults() Agent {
+	return Agent{
+		DataDir:       "/var/lib/skiff-agent",
+		Runtime:       "auto",
+		ProxyMode:     "iptables",
+		ClusterDomain: "cluster.local",
+	}
+}
+
+// ParsedAgent holds the validated forms of Agent's strings.
+type ParsedAgent struct {
+	NodeIPs []netip.Addr
+}
+
+// Parse validates the agent configuration.
+func (c Agent) Parse() (ParsedAgent, error) {
+	var p ParsedAgent
+	u, err := url.Parse(c.Server)
+	if c.Server == "" || err != nil || u.Scheme != "https" || u.Host == "" {
+		return p, fmt.Errorf("--server %q: want https://host:port", c.Server)
+	}
+	if c.Token == "" && c.TokenFile == "" {
+		return p, fmt.Errorf("--token or --token-file is required (the server's <data-dir>/tokens/node)")
+	}
+	for _, s := range c.NodeIP {
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return p, fmt.Errorf("--node-ip %q: %w", s, err)
+		}
+		p.NodeIPs = append(p.NodeIPs, a)
+	}
+	if c.DataDir == "" {
+		return p, fmt.Errorf("--data-dir must not be empty")
+	}
+	switch c.Runtime {
+	case "", "auto", "containerd", "process":
+	default:
+		return p, fmt.Errorf("--runtime %q: want auto, containerd or process", c.Runtime)
+	}
+	return p, nil
+}

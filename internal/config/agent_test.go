@@ -1,0 +1,62 @@
+package config
+
+import "testing"
+
+func TestAgentParse(t *testing.T) {
+	ok := func() Agent {
+		a := AgentDefaults()
+		a.Server, a.Token = "https://10.0.0.1:6443", "t"
+		return a
+	}
+	cases := []struct {
+		name    string
+		mod     func(*Agent)
+		wantErr bool
+	}{
+		{"defaults with server and token", func(*Agent) {}, false},
+		{"token file instead", func(a *Agent) { a.Token, a.TokenFile = "", "/f" }, false},
+		{"node ips", func(a *Agent) { a.NodeIP = []string{"10.0.0.2", "fd00::2"} }, false},
+		{"no server", func(a *Agent) { a.Server = "" }, true},
+		{"plain http", func(a *Agent) { a.Server = "http://10.0.0.1:6443" }, true},
+		{"no token", func(a *Agent) { a.Token = "" }, true},
+		{"bad node ip", func(a *Agent) { a.NodeIP = []string{"10.0.0"} }, true},
+		{"empty data dir", func(a *Agent) { a.DataDir = "" }, true},
+		{"bad runtime", func(a *Agent) { a.Runtime = "docker" }, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := ok()
+			tc.mod(&a)
+			_, err := a.Parse()
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestServerNodeCIDRMaskSize(t *testing.T) {
+	cases := []struct {
+		name    string
+		cluster string
+		mask    int
+		wantErr bool
+	}{
+		{"default /24 of a /16", "10.244.0.0/16", 0, false},
+		{"/26 of a /16", "10.244.0.0/16", 26, false},
+		{"shorter than the cluster", "10.244.0.0/16", 15, true},
+		{"more than 2^20 subnets", "10.0.0.0/8", 30, true},
+		{"cluster smaller than /24 needs a mask", "10.244.0.0/25", 0, true},
+		{"cluster /25 with /27", "10.244.0.0/25", 27, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := ServerDefaults()
+			c.ClusterCIDR, c.NodeCIDRMaskSize = tc.cluster, tc.mask
+			_, err := c.Parse()
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+		})
+	}
+}

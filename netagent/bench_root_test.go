@@ -1,0 +1,257 @@
+package netagent_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
+)
+
+// buildSkiff builds cmd/skiff into a temp dir.
+func buildSkiff(b *testing.B) string {
+	b.Helper()
+	out := filepath.Join(b.TempDir(), "skiff")
+	cmd := exec.Command("go", "build", "-o", out, "../cmd/skiff")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("go build ./cmd/skiff: %v", err)
+	}
+	return out
+}
+
+// vmKB reads a /proc/<pid>/status field in kB.
+func vmKB(pid int, field string) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// cpuTicks reads a process's utime+stime and its reaped children's
+// cutime+cstime (clock ticks) from /proc/<pid>/stat.
+func cpuTicks(pid int) (self, children int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	n := func(i int) int64 { v, _ := strconv.ParseInt(f[i], 10, 64); return v }
+	// Fields after the command: state is f[0]; utime is field 14 overall.
+	return n(11) + n(12), n(13) + n(14)
+}
+
+// machineBusy is the busy ticks of all CPUs (/proc/stat).
+func machineBusy() int64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0])
+	var busy int64
+	for i, v := range f[1:] {
+		n, _ := strconv.ParseInt(v, 10, 64)
+		if i != 3 && i != 4 { // idle, iowait
+			busy += n
+		}
+	}
+	return busy
+}
+
+// BenchmarkPodsReady100 creates 100 netexec pods (httpGet readiness probe,
+// period 1s) for one node running `skiff agent --runtime process` as its
+// own process, its network in a test-made node namespace, and reports the
+// creation-to-Ready latency (p50, p99) and the agent's RSS with the 100
+// pods running. Root only. Run:
+//
+//	go test -run '^$' -bench PodsReady100 -benchtime 1x ./netagent
+func BenchmarkPodsReady100(b *testing.B) {
+	requireNode(b)
+	const pods = 100
+	bin := buildSkiff(b)
+	s := startServer(b)
+	admin, err := s.Client()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ns := netnstest.NewNode(b)
+	dir := b.TempDir()
+	tokenFile, caFile := filepath.Join(dir, "token"), filepath.Join(dir, "ca.crt")
+	if err := os.WriteFile(tokenFile, []byte(s.Bundle().NodeToken), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(caFile, s.Bundle().CACertPEM, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	var agentLog bytes.Buffer
+	agent := exec.Command(bin, "agent", "--server", s.URL(), "--token-file", tokenFile, "--server-ca", caFile,
+		"--node-name", "bench", "--node-ip", "192.0.2.10", "--data-dir", filepath.Join(dir, "agent"),
+		"--runtime", "process", "--netns", ns.Path)
+	agent.Stdout, agent.Stderr = &agentLog, &agentLog
+	if err := agent.Start(); err != nil {
+		b.Fatal(err)
+	}
+	stopped := false
+	stopAgent := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		_ = agent.Process.Signal(syscall.SIGTERM)
+		_ = agent.Wait()
+	}
+	b.Cleanup(stopAgent)
+	ctx := context.Background()
+	var node api.Node
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		err := admin.Get(ctx, resNodes, "", "bench", &node)
+		if err == nil && len(node.Status.Conditions) > 0 && node.Status.Conditions[0].Status == api.ConditionTrue {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("agent not Ready: %v\n%s", err, agentLog.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	for i := 0; i < b.N; i++ {
+		var mu sync.Mutex
+		created := map[string]time.Time{}
+		ready := map[string]time.Time{}
+		ictx, cancel := context.WithCancel(ctx)
+		inf := client.NewInformer(admin, resPods, client.InformerOptions{Namespace: "default"})
+		seen := func(obj api.Object) {
+			p := obj.(*api.Pod)
+			if podReady(p) {
+				mu.Lock()
+				if _, ok := ready[p.Name]; !ok {
+					ready[p.Name] = time.Now()
+				}
+				mu.Unlock()
+			}
+		}
+		inf.AddEventHandler(client.HandlerFuncs{AddFunc: seen, UpdateFunc: func(_, o api.Object) { seen(o) }})
+		infDone := make(chan struct{})
+		go func() { _ = inf.Run(ictx); close(infDone) }()
+		client.WaitForCacheSync(ictx, inf.HasSynced)
+
+		b.ResetTimer()
+		cpu0, child0 := cpuTicks(agent.Process.Pid)
+		busy0 := machineBusy()
+		start := time.Now()
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 10)
+		for k := range pods {
+			name := fmt.Sprintf("bench-%d-%03d", i, k)
+			p := netexecPod(name, "netexec", "--http-port=8080", "--udp-port=8081")
+			p.Spec.Containers[0].Command = []string{bin, "netexec", "--http-port=8080", "--udp-port=8081"}
+			p.Spec.NodeName = "bench"
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				t0 := time.Now()
+				if err := admin.Create(ctx, resPods, "default", p); err != nil {
+					b.Error(err)
+					return
+				}
+				mu.Lock()
+				created[name] = t0
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		for {
+			mu.Lock()
+			n := len(ready)
+			mu.Unlock()
+			if n == pods {
+				break
+			}
+			if time.Since(start) > 3*time.Minute {
+				b.Fatalf("%d/%d pods Ready after 3m\n%s", n, pods, tail(agentLog.String(), 40))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		all := time.Since(start)
+		b.StopTimer()
+		cpu1, child1 := cpuTicks(agent.Process.Pid)
+		busy1 := machineBusy()
+		b.ReportMetric(float64(cpu1-cpu0)/100, "agent-cpu-s")
+		b.ReportMetric(float64(child1-child0)/100, "agent-children-cpu-s")
+		b.ReportMetric(float64(busy1-busy0)/100, "machine-busy-cpu-s")
+		var lat []time.Duration
+		mu.Lock()
+		for name, t := range ready {
+			lat = append(lat, t.Sub(created[name]))
+		}
+		mu.Unlock()
+		slices.Sort(lat)
+		time.Sleep(2 * time.Second) // let the agent settle before reading its memory
+		rss, hwm := vmKB(agent.Process.Pid, "VmRSS"), vmKB(agent.Process.Pid, "VmHWM")
+		b.ReportMetric(float64(lat[len(lat)/2].Milliseconds()), "p50-ms")
+		b.ReportMetric(float64(lat[len(lat)*99/100].Milliseconds()), "p99-ms")
+		b.ReportMetric(float64(all.Milliseconds()), "all-ready-ms")
+		b.ReportMetric(float64(rss)/1024, "agent-rss-MB")
+		b.ReportMetric(float64(hwm)/1024, "agent-peak-rss-MB")
+		b.ReportMetric(float64(vmKB(agent.Process.Pid, "RssAnon"))/1024, "agent-rss-anon-MB")
+		b.ReportMetric(float64(vmKB(agent.Process.Pid, "RssFile"))/1024, "agent-rss-file-MB")
+		cancel()
+		<-infDone
+
+		// Delete them and wait until they are gone (not timed).
+		one := int64(1)
+		for k := range pods {
+			name := fmt.Sprintf("bench-%d-%03d", i, k)
+			if err := admin.Delete(ctx, resPods, "default", name, client.DeleteOptions{GracePeriodSeconds: &one}); err != nil {
+				b.Error(err)
+			}
+		}
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			var list api.PodList
+			if err := admin.List(ctx, resPods, "default", client.ListOptions{}, &list); err == nil && len(list.Items) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("pods not deleted after 2m\n%s", tail(agentLog.String(), 40))
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	stopAgent()
+	if f := os.Getenv("SKIFF_BENCH_AGENT_LOG"); f != "" {
+		_ = os.WriteFile(f, agentLog.Bytes(), 0o644)
+	}
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,81 @@
+package netagent_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/internal/config"
+	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
+	"github.com/skiff-dev/skiff/server"
+)
+
+// TestServerBuiltinAgent runs `skiff server` with its built-in agent (the
+// process runtime), its network in a namespace the test made: the server's
+// own node registers, gets a podCIDR and runs a pod.
+func TestServerBuiltinAgent(t *testing.T) {
+	requireNode(t)
+	ns := netnstest.NewNode(t)
+	cfg := config.ServerDefaults()
+	cfg.DataDir = t.TempDir()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.NoSync = true
+	cfg.ShutdownTimeout = 5 * time.Second
+	cfg.DisableAgent = false
+	cfg.AgentNetNS = ns.Path
+	cfg.AgentNodeName = "server-node"
+	cfg.NodeIP = []string{"192.0.2.20"}
+	cfg.Runtime = "process"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s, err := server.Start(ctx, cfg, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			if err := s.Stop(); err != nil {
+				t.Errorf("Stop: %v", err)
+			}
+		}
+	}
+	t.Cleanup(stop)
+	if s.Agent() == nil {
+		t.Fatal("no built-in agent")
+	}
+	select {
+	case <-s.Agent().Ready():
+	case <-time.After(30 * time.Second):
+		t.Fatal("built-in agent not Ready")
+	}
+	admin, err := s.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n api.Node
+	if err := admin.Get(ctx, resNodes, "", "server-node", &n); err != nil || n.Spec.PodCIDR == "" ||
+		n.Status.Addresses[0].Address != "192.0.2.20" {
+		t.Fatalf("server node: %v %+v", err, n)
+	}
+	if err := admin.Create(ctx, resPods, "default", netexecPod("on-server", "netexec", "--http-port=8080", "--udp-port=8081")); err != nil {
+		t.Fatal(err)
+	}
+	p := waitPod(t, admin, "on-server", 30*time.Second, "Ready", podReady)
+	if p.Spec.NodeName != "server-node" {
+		t.Fatalf("scheduled to %q", p.Spec.NodeName)
+	}
+	one := int64(1)
+	if err := admin.Delete(ctx, resPods, "default", "on-server", client.DeleteOptions{GracePeriodSeconds: &one}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "pod deleted", func() (bool, error) {
+		var q api.Pod
+		err := admin.Get(ctx, resPods, "default", "on-server", &q)
+		return client.IsNotFound(err), err
+	})
+	stop()
+}

@@ -1,0 +1,229 @@
+package netagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"path/filepath"
+	"time"
+
+	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/netagent/cni"
+	"github.com/skiff-dev/skiff/netagent/runtime"
+)
+
+// Config is what an agent is told: where the server is, who it is, and
+// where its state lives. Run fills the zero fields with the defaults
+// below.
+type Config struct {
+	// Server is the API server's URL (https://host:port). Required.
+	Server string
+	// CAPEM verifies the server; empty means the system roots.
+	CAPEM []byte
+	// Token is the cluster's join token (the server's tokens/node). It is
+	// exchanged for a node token (see Join); a cached node token is used
+	// first.
+	Token string
+	// NodeName is the node's name (default: the host name, lower-cased).
+	NodeName string
+	// NodeIPs are the node's addresses (InternalIP; the pods' hostIP).
+	// Default: the first global unicast IPv4 address of an up interface.
+	NodeIPs []netip.Addr
+	// DataDir is the agent's state: DataDir/agent (credentials),
+	// DataDir/pods/<uid> (resolv.conf, hosts, logs), and whatever the
+	// network and runtime keep there. Required.
+	DataDir string
+	// Runtime names the runtime (auto, containerd or process); it is
+	// reported in the Node's nodeInfo. The runtime itself is Deps.Runtime.
+	Runtime string
+	// ProxyMode is handed to Deps.Proxy.
+	ProxyMode string
+	// ClusterDomain is the DNS domain (default cluster.local).
+	ClusterDomain string
+	// DNSListenPort is the node DNS's port on the bridge gateway (default
+	// 53); DNSListenAddr, when set, replaces gateway:port entirely (tests).
+	DNSListenPort int
+	DNSListenAddr string
+	// DNSUpstreams are the node DNS's upstreams for names outside the
+	// cluster; nil reads HostResolvConf.
+	DNSUpstreams []string
+	// HostResolvConf is the node's resolv.conf, for dnsPolicy Default and
+	// the DNS's upstreams (default /etc/resolv.conf).
+	HostResolvConf string
+	// MaxPods is the node's pod capacity (default 110).
+	MaxPods int
+	// LeaseDuration (default 40s) and LeaseRenewInterval (default 10s) of
+	// the node's heartbeat Lease in kube-node-lease.
+	LeaseDuration      time.Duration
+	LeaseRenewInterval time.Duration
+	// NodeStatusInterval: the Ready condition's heartbeat is re-posted this
+	// often even without a change (default 1m).
+	NodeStatusInterval time.Duration
+	// RelistPeriod: how often the runtime's containers are listed to notice
+	// exits (default 1s).
+	RelistPeriod time.Duration
+	// ResyncPeriod: each pod worker re-checks its pod at least this often
+	// (default 10s).
+	ResyncPeriod time.Duration
+	// BackoffBase and BackoffMax bound the restart back-off of crashing
+	// containers (default 10s doubling to 5m), as the kubelet.
+	BackoffBase, BackoffMax time.Duration
+	// Logger receives the agent's logs; nil discards them.
+	Logger *slog.Logger
+}
+
+// Defaults.
+const (
+	DefaultClusterDomain      = "cluster.local"
+	DefaultDNSPort            = 53
+	DefaultMaxPods            = 110
+	DefaultLeaseDuration      = 40 * time.Second
+	DefaultLeaseRenewInterval = 10 * time.Second
+	DefaultNodeStatusInterval = time.Minute
+	DefaultRelistPeriod       = time.Second
+	DefaultResyncPeriod       = 10 * time.Second
+	DefaultBackoffBase        = 10 * time.Second
+	DefaultBackoffMax         = 5 * time.Minute
+	DefaultHostResolvConf     = "/etc/resolv.conf"
+	// DefaultGracePeriod is a pod's termination grace period when its spec
+	// has none.
+	DefaultGracePeriod = 30 * time.Second
+)
+
+func (c *Config) defaults() error {
+	if c.Server == "" {
+		return errors.New("netagent: Config.Server is required")
+	}
+	if c.DataDir == "" {
+		return errors.New("netagent: Config.DataDir is required")
+	}
+	abs, err := filepath.Abs(c.DataDir)
+	if err != nil {
+		return fmt.Errorf("netagent: data dir: %w", err)
+	}
+	c.DataDir = abs
+	if c.NodeName == "" {
+		n, err := defaultNodeName()
+		if err != nil {
+			return err
+		}
+		c.NodeName = n
+	}
+	if errs := api.NameIsDNSSubdomain(c.NodeName, false); len(errs) > 0 {
+		return fmt.Errorf("netagent: node name %q: %v", c.NodeName, errs)
+	}
+	if len(c.NodeIPs) == 0 {
+		if a, ok := firstGlobalIPv4(); ok {
+			c.NodeIPs = []netip.Addr{a}
+		}
+	}
+	if c.ClusterDomain == "" {
+		c.ClusterDomain = DefaultClusterDomain
+	}
+	if c.DNSListenPort == 0 {
+		c.DNSListenPort = DefaultDNSPort
+	}
+	if c.HostResolvConf == "" {
+		c.HostResolvConf = DefaultHostResolvConf
+	}
+	if c.MaxPods <= 0 {
+		c.MaxPods = DefaultMaxPods
+	}
+	setDur := func(d *time.Duration, def time.Duration) {
+		if *d <= 0 {
+			*d = def
+		}
+	}
+	setDur(&c.LeaseDuration, DefaultLeaseDuration)
+	setDur(&c.LeaseRenewInterval, DefaultLeaseRenewInterval)
+	setDur(&c.NodeStatusInterval, DefaultNodeStatusInterval)
+	setDur(&c.RelistPeriod, DefaultRelistPeriod)
+	setDur(&c.ResyncPeriod, DefaultResyncPeriod)
+	setDur(&c.BackoffBase, DefaultBackoffBase)
+	setDur(&c.BackoffMax, DefaultBackoffMax)
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// PodNetwork is what the agent needs of pod networking; *cni.Network
+// satisfies it. Its methods work in the network namespace of the calling
+// thread: the agent calls them inside Deps.NodeNetNS.
+type PodNetwork interface {
+	Setup(ctx context.Context) error
+	AddPod(ctx context.Context, podUID, namespace, name string, ports []cni.PortMapping) (cni.PodNetwork, error)
+	DelPod(ctx context.Context, podUID string) error
+	Pods(ctx context.Context) ([]string, error)
+	Gateway() netip.Addr
+}
+
+var _ PodNetwork = (*cni.Network)(nil)
+
+// NetworkParams is what Deps.NewPodNetwork is told once the node has its
+// pod range.
+type NetworkParams struct {
+	DataDir     string
+	PodCIDR     netip.Prefix
+	ServiceCIDR netip.Prefix
+	Logger      *slog.Logger
+}
+
+// NewCNINetwork builds the real pod network (netagent/cni) from p.
+func NewCNINetwork(_ context.Context, p NetworkParams) (PodNetwork, error) {
+	return cni.New(cni.Config{DataDir: p.DataDir, PodCIDR: p.PodCIDR, ServiceCIDR: p.ServiceCIDR, Logger: p.Logger})
+}
+
+// NetNS runs fn inside the node's network namespace (netns.Do bound to a
+// path); nil runs fn where the agent is.
+type NetNS func(fn func() error) error
+
+func (n NetNS) do(fn func() error) error {
+	if n == nil {
+		return fn()
+	}
+	return n(fn)
+}
+
+// ProxyParams is what a service proxy is given.
+type ProxyParams struct {
+	NodeName    string
+	NodeIPs     []netip.Addr
+	Mode        string
+	PodCIDR     netip.Prefix
+	ServiceCIDR netip.Prefix
+	// Client is the node's API client; Informers are the agent's shared
+	// informers (Services and EndpointSlices are registered and running).
+	Client    *client.Client
+	Informers *client.SharedInformers
+	NetNS     NetNS
+	Logger    *slog.Logger
+}
+
+// ProxyFunc runs a service proxy until ctx ends.
+type ProxyFunc func(ctx context.Context, p ProxyParams) error
+
+// EventRecorder records Events (client/record satisfies it).
+type EventRecorder interface {
+	Eventf(obj api.Object, eventType, reason, format string, args ...any)
+}
+
+// Deps are the agent's parts.
+type Deps struct {
+	// Runtime runs the containers. Required.
+	Runtime runtime.Runtime
+	// NewPodNetwork builds the pod network once the podCIDR is known;
+	// nil means NewCNINetwork.
+	NewPodNetwork func(ctx context.Context, p NetworkParams) (PodNetwork, error)
+	// NodeNetNS is where the pod network, the node DNS and the probes'
+	// connections live; nil is the agent's own namespace.
+	NodeNetNS NetNS
+	// Proxy, when set, runs the service proxy (with the agent's informers).
+	Proxy ProxyFunc
+	// Recorder, when set, receives pod and node events; nil builds one on
+	// the node's client.
+	Recorder EventRecorder
+}

@@ -1,0 +1,118 @@
+// Package netagent is Skiff's node agent (the kubelet's job): it joins the
+// cluster, registers its Node, heartbeats, and runs the pods the scheduler
+// binds to it, one worker per pod, with their network (netagent/cni),
+// containers (netagent/runtime), probes (netagent/probe), DNS files and
+// status; it serves the node DNS. `skiff agent` runs it on a machine of its
+// own; `skiff server` runs one for its own machine unless --disable-agent.
+//
+// # Identity
+//
+//   - The agent holds the cluster's join token and a node password of its
+//     own (random, <data-dir>/agent/node-password, 0600). It exchanges them
+//     at POST /skiff/v1/nodes/<name>/token for a node token that
+//     authenticates as system:node:<name> (group system:nodes); see Join.
+//     The server binds a name to the first password it joined with, and
+//     re-issues the token on every join (the previous one stops working).
+//   - The node token is cached (<data-dir>/agent/node-token, 0600) and used
+//     until the server answers 401, then the agent joins again. So an agent
+//     that restarts while the server is down keeps its pods and catches up.
+//   - The server's authorizer lets a node read pods, services,
+//     endpointslices, nodes, namespaces and servicecidrs, and write only its
+//     own Node, its own Lease, events, and the status (and the final
+//     deletion) of pods bound to it.
+//
+// # Node
+//
+//   - Registration creates the Node (labels kubernetes.io/hostname, os,
+//     arch; addresses InternalIP and Hostname; capacity and allocatable cpu,
+//     memory, pods=MaxPods; nodeInfo) or adopts an existing one.
+//   - The agent waits for spec.podCIDR (the server's nodeipam controller),
+//     reads the service CIDR from the ServiceCIDR "kubernetes", builds the
+//     pod network (bridge skiff0, gateway = first IP of the podCIDR, the
+//     service CIDR routed onto it) inside Deps.NodeNetNS, and serves the
+//     node DNS on <gateway>:53 there, from its own informers (answers keep
+//     coming while the server is away).
+//   - Heartbeats: the Lease kube-node-lease/<name> is renewed every 10s
+//     (duration 40s, owned by the Node); the Ready condition is posted on
+//     every change and every minute. A restarting agent leaves an existing
+//     Ready condition alone until it has decided (ready, or still not ready
+//     after a minute), so a restart never flips a healthy node, and with it
+//     its pods, to not ready.
+//
+// # Pods
+//
+//   - Only pods with spec.nodeName=<node> are watched (field selector).
+//     Each pod UID gets one worker goroutine; a pod recreated under the
+//     same name is another pod. Workers are woken by pod changes, probe
+//     results, container state changes (a relist of the runtime every
+//     second, as the kubelet's PLEG) and timers, and re-check their pod at
+//     least every ResyncPeriod.
+//   - Sandbox: PodNetwork.AddPod gives the pod a netns and an IP; then
+//     <data-dir>/pods/<uid>/resolv.conf (ClusterFirst: nameserver = the
+//     gateway, search <ns>.svc.<d> svc.<d> <d>, options ndots:5; Default:
+//     the node's; None: dnsConfig only; dnsConfig merged) and hosts (the
+//     pod's IP with its hostname, preceded by its FQDN when it has a
+//     subdomain, and hostAliases) are written; the containers see them as
+//     /etc/resolv.conf and /etc/hosts.
+//   - Containers start in spec order with their env resolved (literals,
+//     $(VAR) expansion, fieldRef such as metadata.name, metadata.namespace,
+//     status.podIP, resourceFieldRef); command and args are expanded too.
+//   - Probes: startup first (liveness and readiness wait for it), then
+//     readiness and liveness, with every threshold field (netagent/probe);
+//     httpGet and tcpSocket dial the pod IP from the node's netns.
+//   - Restarts follow restartPolicy (Always, OnFailure, Never); a liveness
+//     or startup failure kills the container (SIGTERM, the probe's or the
+//     pod's grace, SIGKILL) and restarts it unless the policy is Never. The
+//     first restart is immediate, the next ones back off 10s, 20s, 40s ...
+//     up to 5m; a container that ran 10 minutes starts over. Restart counts
+//     and the previous instance's end (lastState) are reported.
+//   - When every container has exited for good the pod is Succeeded (all
+//     exit codes 0) or Failed; its network is torn down (the IP is free);
+//     the status keeps the IP it had.
+//
+// # Status
+//
+//   - The status (phase, podIP(s), hostIP(s), startTime, conditions
+//     PodScheduled, Initialized, ContainersReady, Ready with their
+//     transition times, containerStatuses with state, lastState, ready,
+//     started, restartCount, containerID "<runtime>://<id>") is computed by
+//     the worker and written by one status manager through pods/status,
+//     only when it differs from what the API holds, retried with back-off
+//     until it lands. A server outage delays status writes and stops
+//     nothing: workers, probes, restarts go on.
+//   - A Ready the node lifecycle controller turned off is turned on again
+//     by the next write (the comparison is against the API's view).
+//
+// # Termination
+//
+//   - A pod with a deletionTimestamp is terminated once: liveness and
+//     startup probes stop (readiness goes on, so the endpoint turns
+//     serving+terminating rather than unready), every container gets
+//     SIGTERM and deletionGracePeriodSeconds (counted from when the agent
+//     sees the deletion), then SIGKILL; only then is the network torn
+//     down; the final status is written; and the pod is deleted with
+//     gracePeriodSeconds=0 and a UID precondition.
+//   - A pod removed from the API without the agent (a force deletion) is
+//     stopped the same way with at least 2s of grace, without API writes.
+//   - Stopping the agent stops no pod.
+//
+// # Restart safety
+//
+//   - On start, after the node's pods are listed, the runtime's containers
+//     of those pods are adopted (the newest instance per container; restart
+//     counts, readiness and started come from the API's status when the
+//     container ID matches), and AddPod returns a live pod's existing
+//     network: no restart of a healthy pod, no IP change, no Ready flap.
+//   - Containers, networks and pod dirs of pods that no longer exist are
+//     removed (containers get 5s of grace).
+//
+// # Limits
+//
+//   - Init containers, volumes, lifecycle hooks, resource limits and
+//     hostNetwork are not implemented (a hostNetwork pod gets a netns of
+//     its own and a warning event). grpc probes always fail, saying so.
+//   - The containerd runtime is not built yet: --runtime containerd fails,
+//     auto uses the process runtime (SelectRuntime).
+//   - The service proxy is a hook (Deps.Proxy): it gets the agent's shared
+//     informers and the node's netns.
+package netagent

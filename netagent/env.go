@@ -1,0 +1,241 @@
+package netagent
+
+import (
+	"fmt"
+	"math/big"
+	"net/netip"
+	"strings"
+
+	"github.com/skiff-dev/skiff/api"
+)
+
+// envContext is what the downward API reads besides the pod.
+type envContext struct {
+	podIP    netip.Addr
+	hostIPs  []netip.Addr
+	nodeName string
+}
+
+// errEnvConfig marks a container whose env cannot be built (reason
+// CreateContainerConfigError).
+type errEnvConfig struct{ msg string }
+
+func (e errEnvConfig) Error() string { return e.msg }
+
+// containerEnv builds a container's environment ("NAME=value", in spec
+// order; a later duplicate wins, as in Kubernetes), resolving:
+//
+//   - literal values, with $(VAR) references to earlier variables
+//     expanded ($$ escapes a dollar; unknown references stay as they are);
+//   - fieldRef: metadata.name, metadata.namespace, metadata.uid,
+//     metadata.labels['k'], metadata.annotations['k'], spec.nodeName,
+//     spec.serviceAccountName, status.podIP, status.podIPs, status.hostIP,
+//     status.hostIPs;
+//   - resourceFieldRef: limits/requests of cpu and memory (with divisor);
+//     an unset limit reads as the node's capacity is not known here, so it
+//     is left empty.
+//
+// configMapKeyRef and secretKeyRef cannot be resolved (Skiff has neither
+// resource): an optional one is skipped, a required one fails the
+// container with CreateContainerConfigError.
+func containerEnv(pod *api.Pod, c *api.Container, ec envContext) ([]string, error) {
+	var names []string
+	vals := map[string]string{}
+	set := func(k, v string) {
+		if _, ok := vals[k]; !ok {
+			names = append(names, k)
+		}
+		vals[k] = v
+	}
+	for _, e := range c.Env {
+		if e.ValueFrom == nil {
+			set(e.Name, expandRefs(e.Value, vals))
+			continue
+		}
+		vf := e.ValueFrom
+		switch {
+		case vf.FieldRef != nil:
+			v, err := fieldRefValue(pod, vf.FieldRef.FieldPath, ec)
+			if err != nil {
+				return nil, errEnvConfig{fmt.Sprintf("env %s: %v", e.Name, err)}
+			}
+			set(e.Name, v)
+		case vf.ResourceFieldRef != nil:
+			v, err := resourceFieldValue(pod, c, vf.ResourceFieldRef)
+			if err != nil {
+				return nil, errEnvConfig{fmt.Sprintf("env %s: %v", e.Name, err)}
+			}
+			set(e.Name, v)
+		case vf.ConfigMapKeyRef != nil:
+			if vf.ConfigMapKeyRef.Optional != nil && *vf.ConfigMapKeyRef.Optional {
+				continue
+			}
+			return nil, errEnvConfig{fmt.Sprintf("env %s: configmap %q not found (skiff has no ConfigMaps)", e.Name, vf.ConfigMapKeyRef.Name)}
+		case vf.SecretKeyRef != nil:
+			if vf.SecretKeyRef.Optional != nil && *vf.SecretKeyRef.Optional {
+				continue
+			}
+			return nil, errEnvConfig{fmt.Sprintf("env %s: secret %q not found (skiff has no Secrets)", e.Name, vf.SecretKeyRef.Name)}
+		}
+	}
+	out := make([]string, 0, len(names))
+	for _, k := range names {
+		out = append(out, k+"="+vals[k])
+	}
+	return out, nil
+}
+
+// expandArgs expands $(VAR) in command and args with the container's env.
+func expandArgs(in []string, env []string) []string {
+	if len(in) == 0 {
+		return nil
+	}
+	vals := make(map[string]string, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vals[k] = v
+	}
+	out := make([]string, len(in))
+	for i, s := range in {
+		out[i] = expandRefs(s, vals)
+	}
+	return out
+}
+
+// expandRefs replaces $(NAME) with vals[NAME] and $$ with $, as
+// Kubernetes' expansion: unknown or malformed references are kept.
+func expandRefs(s string, vals map[string]string) string {
+	if !strings.Contains(s, "$") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			i++
+		case '(':
+			end := strings.IndexByte(s[i+2:], ')')
+			if end < 0 {
+				b.WriteString(s[i:])
+				return b.String()
+			}
+			name := s[i+2 : i+2+end]
+			if v, ok := vals[name]; ok {
+				b.WriteString(v)
+			} else {
+				b.WriteString(s[i : i+3+end])
+			}
+			i += 2 + end
+		default:
+			b.WriteByte('$')
+		}
+	}
+	return b.String()
+}
+
+func joinAddrs(as []netip.Addr) string {
+	ss := make([]string, len(as))
+	for i, a := range as {
+		ss[i] = a.String()
+	}
+	return strings.Join(ss, ",")
+}
+
+func fieldRefValue(pod *api.Pod, path string, ec envContext) (string, error) {
+	if k, ok := subscript(path, "metadata.labels"); ok {
+		return pod.Labels[k], nil
+	}
+	if k, ok := subscript(path, "metadata.annotations"); ok {
+		return pod.Annotations[k], nil
+	}
+	switch path {
+	case "metadata.name":
+		return pod.Name, nil
+	case "metadata.namespace":
+		return pod.Namespace, nil
+	case "metadata.uid":
+		return string(pod.UID), nil
+	case "spec.nodeName":
+		return ec.nodeName, nil
+	case "spec.serviceAccountName":
+		return pod.Spec.ServiceAccountName, nil
+	case "status.podIP":
+		if ec.podIP.IsValid() {
+			return ec.podIP.String(), nil
+		}
+		return "", nil
+	case "status.podIPs":
+		if ec.podIP.IsValid() {
+			return ec.podIP.String(), nil
+		}
+		return "", nil
+	case "status.hostIP":
+		if len(ec.hostIPs) > 0 {
+			return ec.hostIPs[0].String(), nil
+		}
+		return "", nil
+	case "status.hostIPs":
+		return joinAddrs(ec.hostIPs), nil
+	}
+	return "", fmt.Errorf("unsupported fieldRef %q", path)
+}
+
+// subscript parses prefix['key'].
+func subscript(path, prefix string) (string, bool) {
+	rest, ok := strings.CutPrefix(path, prefix+"['")
+	if !ok {
+		return "", false
+	}
+	return strings.CutSuffix(rest, "']")
+}
+
+func resourceFieldValue(pod *api.Pod, c *api.Container, ref *api.ResourceFieldSelector) (string, error) {
+	target := c
+	if ref.ContainerName != "" && ref.ContainerName != c.Name {
+		target = nil
+		for i := range pod.Spec.Containers {
+			if pod.Spec.Containers[i].Name == ref.ContainerName {
+				target = &pod.Spec.Containers[i]
+			}
+		}
+		if target == nil {
+			return "", fmt.Errorf("no container %q", ref.ContainerName)
+		}
+	}
+	kind, res, ok := strings.Cut(ref.Resource, ".")
+	if !ok || (kind != "limits" && kind != "requests") || (res != "cpu" && res != "memory") {
+		return "", fmt.Errorf("unsupported resource %q", ref.Resource)
+	}
+	list := target.Resources.Limits
+	if kind == "requests" {
+		list = target.Resources.Requests
+	}
+	q, ok := list[res]
+	if !ok {
+		return "", nil
+	}
+	v, err := api.ParseQuantity(q)
+	if err != nil {
+		return "", err
+	}
+	div := big.NewRat(1, 1)
+	if ref.Divisor != nil {
+		d, err := api.ParseQuantity(*ref.Divisor)
+		if err != nil || d.Sign() == 0 {
+			return "", fmt.Errorf("bad divisor %q", *ref.Divisor)
+		}
+		div = d
+	}
+	r := new(big.Rat).Quo(v, div)
+	// Rounded up, as the kubelet.
+	n := new(big.Int).Quo(r.Num(), r.Denom())
+	if new(big.Rat).SetInt(n).Cmp(r) < 0 {
+		n.Add(n, big.NewInt(1))
+	}
+	return n.String(), nil
+}

@@ -1,0 +1,36 @@
+// Package probe runs the readiness, liveness and startup probes of a
+// pod's containers, as the kubelet's prober does.
+//
+// # Checks (Prober.Probe)
+//
+//   - httpGet: a GET to scheme://host:port/path, host = probe.host or the
+//     pod IP, port a number or a container port name. 200-399 is success;
+//     redirects are not followed (a 3xx counts as success). HTTPS skips
+//     certificate verification, as the kubelet does. httpHeaders are sent
+//     (a Host header sets the request's host). The body is not read past
+//     10 KiB.
+//   - tcpSocket: success when a TCP connection to host:port opens.
+//   - exec: the command runs in the container through an Execer (the
+//     runtime); exit code 0 is success, anything else (or a timeout) a
+//     failure.
+//   - grpc is not supported: such a probe always fails, saying so.
+//   - Every check is bounded by timeoutSeconds. httpGet and tcpSocket dial
+//     through Prober.Dial, which the agent points into the node's network
+//     namespace (a pod IP is only reachable from there).
+//
+// # Thresholds (Worker)
+//
+//   - The first check runs initialDelaySeconds after the container
+//     started (at once for a container started longer ago, such as one
+//     adopted after an agent restart), then every periodSeconds.
+//   - The reported result starts as Failure for readiness (not ready until
+//     proven), Success for liveness and Unknown for startup. It flips to
+//     Success after successThreshold consecutive successes and to Failure
+//     after failureThreshold consecutive failures; each flip is reported
+//     once, in order, from the worker's goroutine.
+//   - Defaults as Kubernetes: periodSeconds 10, timeoutSeconds 1,
+//     successThreshold 1, failureThreshold 3, initialDelaySeconds 0.
+//   - A startup worker stops probing after its first reported success
+//     (Kubernetes never probes startup again for that container).
+//   - Run returns when ctx ends; nothing is reported after that.
+package probe

@@ -1,0 +1,103 @@
+package probe
+
+import (
+	"context"
+	"time"
+
+	"github.com/skiff-dev/skiff/api"
+)
+
+// Checker runs one check; *Prober satisfies it.
+type Checker interface {
+	Probe(ctx context.Context, spec *api.Probe, t Target) (Result, string)
+}
+
+// Worker probes one container periodically and reports its thresholded
+// result.
+type Worker struct {
+	kind      Kind
+	spec      *api.Probe
+	set       Settings
+	target    Target
+	startedAt time.Time
+	check     Checker
+	report    func(r Result, msg string)
+
+	result    Result // owned by Run's goroutine
+	successes int
+	failures  int
+}
+
+// Initial is the result a probe of kind has before its first report.
+func Initial(kind Kind) Result {
+	switch kind {
+	case Readiness:
+		return Failure
+	case Liveness:
+		return Success
+	}
+	return Unknown
+}
+
+// NewWorker builds a worker for the probe spec of a container that started
+// at startedAt; report receives every change of the thresholded result.
+func NewWorker(kind Kind, spec *api.Probe, target Target, startedAt time.Time, check Checker, report func(Result, string)) *Worker {
+	return &Worker{kind: kind, spec: spec, set: SettingsOf(spec), target: target, startedAt: startedAt,
+		check: check, report: report, result: Initial(kind)}
+}
+
+// SetInitial replaces the result the worker starts from (call it before
+// Run): an agent that adopts a running container starts its readiness
+// from what the API last said, so adoption does not flap Ready.
+func (w *Worker) SetInitial(r Result) { w.result = r }
+
+// Run probes until ctx ends.
+func (w *Worker) Run(ctx context.Context) {
+	first := time.Until(w.startedAt.Add(w.set.InitialDelay))
+	if first > 0 {
+		t := time.NewTimer(first)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+	tick := time.NewTicker(w.set.Period)
+	defer tick.Stop()
+	for {
+		if !w.once(ctx) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// once runs a check and applies the thresholds; false stops the worker.
+func (w *Worker) once(ctx context.Context) bool {
+	r, msg := w.check.Probe(ctx, w.spec, w.target)
+	if ctx.Err() != nil {
+		return false
+	}
+	switch r {
+	case Success:
+		w.successes++
+		w.failures = 0
+		if w.result != Success && w.successes >= w.set.SuccessThreshold {
+			w.result = Success
+			w.report(Success, msg)
+		}
+	default:
+		w.failures++
+		w.successes = 0
+		if w.result != Failure && w.failures >= w.set.FailureThreshold {
+			w.result = Failure
+			w.report(Failure, msg)
+		}
+	}
+	return !(w.kind == Startup && w.result == Success)
+}

@@ -1,0 +1,105 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/skiff-dev/skiff/api"
+)
+
+// scripted answers checks from a script of results, then repeats the last.
+type scripted struct {
+	mu     sync.Mutex
+	script []Result
+	times  []time.Duration // when each check ran, since start
+	start  time.Time
+}
+
+func (s *scripted) Probe(ctx context.Context, spec *api.Probe, t Target) (Result, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.times = append(s.times, time.Since(s.start))
+	r := s.script[min(len(s.times)-1, len(s.script)-1)]
+	return r, fmt.Sprintf("check %d", len(s.times))
+}
+
+type reportLog struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (l *reportLog) add(r Result, at time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.got = append(l.got, fmt.Sprintf("%v@%v", r, at))
+}
+
+func TestWorkerThresholds(t *testing.T) {
+	S, F := Success, Failure
+	cases := []struct {
+		name    string
+		kind    Kind
+		probe   api.Probe
+		started time.Duration // container start relative to the worker (negative: earlier)
+		script  []Result
+		run     time.Duration
+		want    []string
+	}{
+		{"readiness: one success flips at once", Readiness, api.Probe{PeriodSeconds: 1}, 0,
+			[]Result{S}, 3500 * time.Millisecond, []string{"Success@0s"}},
+		{"readiness: initial delay", Readiness, api.Probe{PeriodSeconds: 1, InitialDelaySeconds: 5}, 0,
+			[]Result{S}, 6 * time.Second, []string{"Success@5s"}},
+		{"readiness: initial delay counts from the container start", Readiness, api.Probe{PeriodSeconds: 1, InitialDelaySeconds: 5}, -3 * time.Second,
+			[]Result{S}, 6 * time.Second, []string{"Success@2s"}},
+		{"readiness: success threshold 3", Readiness, api.Probe{PeriodSeconds: 2, SuccessThreshold: 3}, 0,
+			[]Result{S, F, S, S, S}, 20 * time.Second, []string{"Success@8s"}},
+		{"readiness: up, then down after 2 failures, then up", Readiness, api.Probe{PeriodSeconds: 1, FailureThreshold: 2}, 0,
+			[]Result{S, F, S, F, F, F, S}, 10 * time.Second, []string{"Success@0s", "Failure@4s", "Success@6s"}},
+		{"liveness: failure threshold 3 (default)", Liveness, api.Probe{PeriodSeconds: 1}, 0,
+			[]Result{S, F, F, F}, 10 * time.Second, []string{"Failure@3s"}},
+		{"liveness: period 10s default", Liveness, api.Probe{}, 0,
+			[]Result{F}, 25 * time.Second, []string{"Failure@20s"}},
+		{"startup: success stops the worker", Startup, api.Probe{PeriodSeconds: 1, FailureThreshold: 30}, 0,
+			[]Result{F, F, S, F}, 10 * time.Second, []string{"Success@2s"}},
+		{"startup: failure threshold", Startup, api.Probe{PeriodSeconds: 2, FailureThreshold: 2}, 0,
+			[]Result{F}, 10 * time.Second, []string{"Failure@2s"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				start := time.Now()
+				chk := &scripted{script: tc.script, start: start}
+				log := &reportLog{}
+				p := tc.probe
+				w := NewWorker(tc.kind, &p, Target{}, start.Add(tc.started), chk, func(r Result, _ string) { log.add(r, time.Since(start)) })
+				ctx, cancel := context.WithTimeout(context.Background(), tc.run)
+				defer cancel()
+				w.Run(ctx)
+				if fmt.Sprint(log.got) != fmt.Sprint(tc.want) {
+					t.Fatalf("reports %v, want %v (checks at %v)", log.got, tc.want, chk.times)
+				}
+			})
+		})
+	}
+}
+
+func TestWorkerStopsReportingAfterCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		chk := &scripted{script: []Result{Success}, start: time.Now()}
+		reports := 0
+		w := NewWorker(Readiness, &api.Probe{PeriodSeconds: 1, InitialDelaySeconds: 10}, Target{}, time.Now(), chk, func(Result, string) { reports++ })
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { w.Run(ctx); close(done) }()
+		time.Sleep(5 * time.Second)
+		cancel()
+		<-done
+		if reports != 0 || len(chk.times) != 0 {
+			t.Fatalf("after cancel during the initial delay: %d reports, %d checks", reports, len(chk.times))
+		}
+	})
+}
