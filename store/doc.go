@@ -93,9 +93,8 @@
 // ever appended) and the kv bucket splits at 2/3 (about 2/3 full both for
 // keys written in order and at random). Filled with 10,000 Services and
 // EndpointSlices and 50,000 pods (server's BenchmarkMemory10kServices), the
-// file is 128 MiB instead of 240 MiB with bbolt's defaults and
-// HistoryBytes unset, and the server's resident memory 390 MiB instead of
-// 520 MiB.
+// file is 128 MiB instead of 240 MiB (bbolt's default pages and splits, no
+// byte budget), and the server's resident memory 390 MiB instead of 520.
 //
 // Reads (Get, List) run in their own bbolt read transactions and never wait
 // for the commit goroutine. Bolt.Check verifies the file and every invariant
