@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"log/slog"
 	"slices"
 	"sync"
 
@@ -25,9 +24,11 @@ type controllers struct {
 	inf    *client.SharedInformers
 }
 
-// startControllers builds every built-in controller on shared informers
-// (one list+watch per resource), starts the informers, then the
-// controllers. Each talks to the API over loopback HTTPS like any client.
+// startControllers builds every built-in controller that is not disabled
+// on shared informers (one list+watch per resource), starts the informers,
+// then the controllers. Each talks to the API over loopback HTTPS like any
+// client. A disabled controller is not built at all: it registers no
+// handler (whose queue nothing would drain) and no informer of its own.
 func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 	// The controllers outlive Start's ctx only until Stop: they get a
 	// context of their own that Stop cancels.
@@ -35,18 +36,23 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 	inf := client.NewSharedInformers(c)
 	s.ctrl = &controllers{cancel: cancel, inf: inf}
 	res := resourceTable(s.resource)
-	logFor := func(name string) *slog.Logger { return s.log.With("informer", name) }
-	pods := inf.For(res["pods"], client.InformerOptions{Logger: logFor("pods")})
-	nodes := inf.For(res["nodes"], client.InformerOptions{Logger: logFor("nodes")})
-	leases := inf.For(res["leases.coordination.k8s.io"], client.InformerOptions{
-		Namespace: nodelifecycle.LeaseNamespace, Logger: logFor("leases")})
+	// informer is the shared informer of a resource (of one namespace when
+	// ns is set); the first caller's options hold.
+	informer := func(resource, name, ns string) *client.Informer {
+		return inf.For(res[resource], client.InformerOptions{Namespace: ns, Logger: s.log.With("informer", name)})
+	}
+	pods := func() *client.Informer { return informer("pods", "pods", "") }
+	nodes := func() *client.Informer { return informer("nodes", "nodes", "") }
 
 	var runs []func()
-	add := func(name string, f func(context.Context) error) {
+	enabled := func(name string) bool {
 		if slices.Contains(s.cfg.DisabledControllers, name) {
 			s.log.Info("controller disabled", "controller", name)
-			return
+			return false
 		}
+		return true
+	}
+	add := func(name string, f func(context.Context) error) {
 		runs = append(runs, func() {
 			s.ctrl.wg.Add(1)
 			go func() {
@@ -70,47 +76,61 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 		})
 		return r
 	}
-	svcs := inf.For(res["services"], client.InformerOptions{Logger: logFor("services")})
-	slices := inf.For(res["endpointslices.discovery.k8s.io"], client.InformerOptions{Logger: logFor("endpointslices")})
-	deploys := inf.For(res["deployments.apps"], client.InformerOptions{Logger: logFor("deployments")})
-	sets := inf.For(res["statefulsets.apps"], client.InformerOptions{Logger: logFor("statefulsets")})
 
-	g := gc.New(c, s.resource, s.log.With("component", "gc"))
-	add("gc", func(ctx context.Context) error { return g.Run(ctx, 2) })
-	ns := namespace.New(c, s.resource, s.log.With("component", "namespace"))
-	add("namespace", func(ctx context.Context) error { return ns.Run(ctx, 2) })
-	eps := endpointslice.New(c, svcs, pods, slices, endpointslice.Options{
-		MaxEndpointsPerSlice: s.cfg.MaxEndpointsPerSlice,
-		Recorder:             recorder("endpointslice-controller"),
-	}, s.log.With("component", "endpointslice"))
-	add("endpointslice", func(ctx context.Context) error { return eps.Run(ctx, 4) })
-	dc := deployment.New(c, deploys, pods, deployment.Options{Recorder: recorder("deployment-controller")},
-		s.log.With("component", "deployment"))
-	add("deployment", func(ctx context.Context) error { return dc.Run(ctx, 4) })
-	sc := statefulset.New(c, sets, pods, statefulset.Options{Recorder: recorder("statefulset-controller")},
-		s.log.With("component", "statefulset"))
-	add("statefulset", func(ctx context.Context) error { return sc.Run(ctx, 2) })
-	sched := scheduler.New(c, pods, nodes, scheduler.Options{Recorder: recorder("default-scheduler")},
-		s.log.With("component", "scheduler"))
-	add("scheduler", func(ctx context.Context) error { return sched.Run(ctx, 16) })
-	nl := nodelifecycle.New(c, nodes, pods, leases, nodelifecycle.Options{
-		NodeMonitorGracePeriod: s.cfg.NodeMonitorGracePeriod,
-		PodEvictionTimeout:     s.cfg.PodEvictionTimeout,
-		Recorder:               recorder("node-controller"),
-	}, s.log.With("component", "nodelifecycle"))
-	add("nodelifecycle", func(ctx context.Context) error { return nl.Run(ctx, 2) })
-	// nodeipam gives each Node its podCIDR (config.Parse validated the
-	// mask against the cluster CIDR, so New cannot fail on flags).
-	if ipam, err := nodeipam.New(c, nodes, nodeipam.Options{
-		ClusterCIDR: s.parsed.ClusterCIDR, NodeMaskSize: s.cfg.NodeCIDRMaskSize,
-		Recorder: recorder("node-ipam-controller"),
-	}, s.log.With("component", "nodeipam")); err != nil {
-		s.log.Error("nodeipam: not started", "err", err)
-	} else {
-		add("nodeipam", func(ctx context.Context) error { return ipam.Run(ctx, 2) })
+	if enabled("gc") {
+		g := gc.New(c, s.resource, s.log.With("component", "gc"))
+		add("gc", func(ctx context.Context) error { return g.Run(ctx, 2) })
 	}
-	if run := s.dnsRun(inf, res); run != nil { // server/dns.go; nil without --dns-listen
-		add("dns", run)
+	if enabled("namespace") {
+		ns := namespace.New(c, s.resource, s.log.With("component", "namespace"))
+		add("namespace", func(ctx context.Context) error { return ns.Run(ctx, 2) })
+	}
+	if enabled("endpointslice") {
+		eps := endpointslice.New(c, informer("services", "services", ""), pods(),
+			informer("endpointslices.discovery.k8s.io", "endpointslices", ""), endpointslice.Options{
+				MaxEndpointsPerSlice: s.cfg.MaxEndpointsPerSlice,
+				Recorder:             recorder("endpointslice-controller"),
+			}, s.log.With("component", "endpointslice"))
+		add("endpointslice", func(ctx context.Context) error { return eps.Run(ctx, 4) })
+	}
+	if enabled("deployment") {
+		dc := deployment.New(c, informer("deployments.apps", "deployments", ""), pods(),
+			deployment.Options{Recorder: recorder("deployment-controller")}, s.log.With("component", "deployment"))
+		add("deployment", func(ctx context.Context) error { return dc.Run(ctx, 4) })
+	}
+	if enabled("statefulset") {
+		sc := statefulset.New(c, informer("statefulsets.apps", "statefulsets", ""), pods(),
+			statefulset.Options{Recorder: recorder("statefulset-controller")}, s.log.With("component", "statefulset"))
+		add("statefulset", func(ctx context.Context) error { return sc.Run(ctx, 2) })
+	}
+	if enabled("scheduler") {
+		sched := scheduler.New(c, pods(), nodes(), scheduler.Options{Recorder: recorder("default-scheduler")},
+			s.log.With("component", "scheduler"))
+		add("scheduler", func(ctx context.Context) error { return sched.Run(ctx, 16) })
+	}
+	if enabled("nodelifecycle") {
+		nl := nodelifecycle.New(c, nodes(), pods(),
+			informer("leases.coordination.k8s.io", "leases", nodelifecycle.LeaseNamespace), nodelifecycle.Options{
+				NodeMonitorGracePeriod: s.cfg.NodeMonitorGracePeriod,
+				PodEvictionTimeout:     s.cfg.PodEvictionTimeout,
+				Recorder:               recorder("node-controller"),
+			}, s.log.With("component", "nodelifecycle"))
+		add("nodelifecycle", func(ctx context.Context) error { return nl.Run(ctx, 2) })
+	}
+	if enabled("nodeipam") {
+		// nodeipam gives each Node its podCIDR (config.Parse validated the
+		// mask against the cluster CIDR, so New cannot fail on flags).
+		if ipam, err := nodeipam.New(c, nodes(), nodeipam.Options{
+			ClusterCIDR: s.parsed.ClusterCIDR, NodeMaskSize: s.cfg.NodeCIDRMaskSize,
+			Recorder: recorder("node-ipam-controller"),
+		}, s.log.With("component", "nodeipam")); err != nil {
+			s.log.Error("nodeipam: not started", "err", err)
+		} else {
+			add("nodeipam", func(ctx context.Context) error { return ipam.Run(ctx, 2) })
+		}
+	}
+	if s.dns != nil && enabled("dns") { // server/dns.go; nil without --dns-listen
+		add("dns", s.dnsRun(inf, res))
 	}
 
 	inf.Start(cctx)

@@ -26,6 +26,7 @@ var (
 	metaVersion   = []byte("version")
 	metaRev       = []byte("rev")
 	metaCompacted = []byte("compacted")
+	metaLogBytes  = []byte("logbytes")
 )
 
 // formatVersion is the on-disk layout version kept under meta "version".
@@ -34,6 +35,7 @@ const formatVersion = 1
 // Defaults of BoltOptions.
 const (
 	DefaultHistorySize      = 50000
+	DefaultHistoryBytes     = 32 << 20
 	DefaultWatchBuffer      = 1000
 	DefaultProgressInterval = 5 * time.Second
 	defaultLockTimeout      = 10 * time.Second
@@ -52,6 +54,30 @@ const (
 	// initialMmapSize avoids remapping (which waits for readers) while the
 	// database is small.
 	initialMmapSize = 64 << 20
+	// minHistory is the number of revisions the log keeps whatever its size
+	// (HistoryBytes compacts no further), unless HistorySize is smaller: a
+	// watcher dropped for falling WatchBuffer events behind can resume.
+	minHistory = DefaultWatchBuffer
+)
+
+// Page layout of the bbolt file (see doc.go, "Space"). The mmap'd pages a
+// process has touched count in its RSS, and a busy store touches all of
+// them, so the file is kept dense.
+const (
+	// pageSize is the page size of new database files (an existing file
+	// keeps its own): 16 KiB pages hold about 20 objects or log entries of
+	// the usual 0.5-2 KiB, so splits leave less unused space than 4 KiB
+	// pages that hold 2 to 5.
+	pageSize = 16 << 10
+	// logFillPercent: log keys are revisions, only ever appended, so a
+	// split leaves the left page full (the bbolt default, 0.5, leaves every
+	// page of the log half empty).
+	logFillPercent = 1.0
+	// kvFillPercent is about 2/3 both for keys inserted in order (a
+	// namespace filling up: the left page of a split never grows again) and
+	// for random inserts; 0.5 gives 1/2 for the first and 0.9 about 0.4 for
+	// the second.
+	kvFillPercent = 0.67
 )
 
 // BoltOptions configure OpenBolt. The zero value is ready for production.
@@ -59,6 +85,12 @@ type BoltOptions struct {
 	// HistorySize is the number of revisions kept in the event log for
 	// watchers to resume from; default DefaultHistorySize.
 	HistorySize int
+	// HistoryBytes caps the size of the event log (its encoded entries,
+	// which hold each event's value and previous value): older revisions
+	// are compacted while the log is larger, even when it holds fewer than
+	// HistorySize revisions, but the last 1,000 (or HistorySize, if
+	// smaller) always stay. Default DefaultHistoryBytes.
+	HistoryBytes int64
 	// NoSync skips fsync on commit. Only for tests and benchmarks: an
 	// acknowledged write can be lost on power failure or kernel crash.
 	NoSync bool
@@ -77,10 +109,11 @@ type BoltOptions struct {
 // Bolt is the bbolt implementation of Interface. It is safe for concurrent
 // use. Open it with OpenBolt and release it with Close.
 type Bolt struct {
-	db          *bolt.DB
-	log         *slog.Logger
-	historySize int64
-	hub         *hub
+	db           *bolt.DB
+	log          *slog.Logger
+	historySize  int64
+	historyBytes int64
+	hub          *hub
 
 	reqs      chan *updateReq // to the commit loop; unbuffered
 	stop      chan struct{}   // closed by Close
@@ -96,6 +129,7 @@ type Bolt struct {
 	// Owned by the commit loop.
 	rev       int64 // last committed revision
 	compacted int64 // every revision <= compacted has left the log
+	logBytes  int64 // the size of the log's entries (compacted, rev]
 
 	// commitHook, when set (tests only), runs after each successful disk
 	// commit with the batch's last revision, before the events are published.
@@ -116,6 +150,9 @@ func OpenBolt(ctx context.Context, path string, opts BoltOptions) (*Bolt, error)
 	}
 	if opts.HistorySize <= 0 {
 		opts.HistorySize = DefaultHistorySize
+	}
+	if opts.HistoryBytes <= 0 {
+		opts.HistoryBytes = DefaultHistoryBytes
 	}
 	if opts.WatchBuffer <= 0 {
 		opts.WatchBuffer = DefaultWatchBuffer
@@ -139,17 +176,19 @@ func OpenBolt(ctx context.Context, path string, opts BoltOptions) (*Bolt, error)
 		NoFreelistSync:  true,
 		FreelistType:    bolt.FreelistMapType,
 		InitialMmapSize: initialMmapSize,
+		PageSize:        pageSize,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	s := &Bolt{
-		db:          db,
-		log:         opts.Logger,
-		historySize: int64(opts.HistorySize),
-		reqs:        make(chan *updateReq),
-		stop:        make(chan struct{}),
-		loopDone:    make(chan struct{}),
+		db:           db,
+		log:          opts.Logger,
+		historySize:  int64(opts.HistorySize),
+		historyBytes: opts.HistoryBytes,
+		reqs:         make(chan *updateReq),
+		stop:         make(chan struct{}),
+		loopDone:     make(chan struct{}),
 	}
 	if err := db.Update(s.initBuckets); err != nil {
 		_ = db.Close()
@@ -200,7 +239,43 @@ func (s *Bolt) initBuckets(tx *bolt.Tx) error {
 	if s.compacted > s.rev {
 		return fmt.Errorf("%w: compacted revision %d is after revision %d", errCorrupt, s.compacted, s.rev)
 	}
-	return nil
+	// The log's size is kept with the revision it is true at; a file last
+	// written without it (or by a binary that did not keep it) is measured.
+	if n, ok := metaLogBytesAt(meta, s.rev); ok {
+		s.logBytes = n
+		return nil
+	}
+	if s.logBytes, err = measureLog(tx); err != nil {
+		return err
+	}
+	return putMetaLogBytes(meta, s.rev, s.logBytes)
+}
+
+// metaLogBytesAt reads meta "logbytes" (the revision it was written at,
+// then the log's size; 8 bytes big endian each) if it is for revision rev.
+func metaLogBytesAt(meta *bolt.Bucket, rev int64) (int64, bool) {
+	v := meta.Get(metaLogBytes)
+	if len(v) != 16 || int64(binary.BigEndian.Uint64(v[:8])) != rev {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(v[8:])), true
+}
+
+func putMetaLogBytes(meta *bolt.Bucket, rev, n int64) error {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(rev))
+	binary.BigEndian.PutUint64(b[8:], uint64(n))
+	return meta.Put(metaLogBytes, b[:])
+}
+
+// measureLog sums the sizes of the log's entries.
+func measureLog(tx *bolt.Tx) (int64, error) {
+	var n int64
+	err := tx.Bucket(bucketLog).ForEach(func(_, v []byte) error {
+		n += int64(len(v))
+		return nil
+	})
+	return n, err
 }
 
 // metaInt reads an 8-byte meta value; absent is 0.
@@ -390,6 +465,13 @@ func checkInvariants(tx *bolt.Tx, committed int64) error {
 	}
 	if compacted < 0 || compacted > rev {
 		return fmt.Errorf("compacted revision %d outside [0, %d]", compacted, rev)
+	}
+	if n, ok := metaLogBytesAt(meta, rev); !ok {
+		return fmt.Errorf("meta logbytes is not for revision %d", rev)
+	} else if m, err := measureLog(tx); err != nil {
+		return err
+	} else if n != m {
+		return fmt.Errorf("meta logbytes says the log holds %d bytes, it holds %d", n, m)
 	}
 
 	// Replay the log: it must be exactly (compacted, rev], and gives the last

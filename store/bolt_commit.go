@@ -106,7 +106,11 @@ func (s *Bolt) commitBatch(batch []*updateReq) {
 		failAll(fmt.Errorf("store: update: %w", err))
 		return
 	}
-	rev, compacted := s.rev, s.compacted
+	// FillPercent belongs to this transaction's bucket handles, which
+	// every Txn of the batch shares.
+	tx.Bucket(bucketLog).FillPercent = logFillPercent
+	tx.Bucket(bucketKV).FillPercent = kvFillPercent
+	rev, compacted, logBytes := s.rev, s.compacted, s.logBytes
 	var events []Event // every event of the batch, in revision order
 	for i, r := range batch {
 		if err := r.ctx.Err(); err != nil {
@@ -125,7 +129,7 @@ func (s *Bolt) commitBatch(batch []*updateReq) {
 			results[i].err = err
 			continue
 		}
-		evs, err := t.apply()
+		evs, size, err := t.apply()
 		if err != nil {
 			// A partial apply cannot be undone inside the disk transaction:
 			// the whole batch fails.
@@ -140,6 +144,7 @@ func (s *Bolt) commitBatch(batch []*updateReq) {
 		}
 		rev++
 		results[i].rev = rev
+		logBytes += size
 		events = append(events, evs...)
 	}
 
@@ -149,7 +154,7 @@ func (s *Bolt) commitBatch(batch []*updateReq) {
 		reply()
 		return
 	}
-	compacted, err = s.finishBatch(tx, rev, compacted)
+	compacted, logBytes, err = s.finishBatch(tx, rev, compacted, logBytes)
 	if err == nil && s.commitFailpoint != nil {
 		err = s.commitFailpoint()
 	}
@@ -163,7 +168,7 @@ func (s *Bolt) commitBatch(batch []*updateReq) {
 		failAll(fmt.Errorf("store: commit: %w", err))
 		return
 	}
-	s.rev, s.compacted = rev, compacted
+	s.rev, s.compacted, s.logBytes = rev, compacted, logBytes
 	s.committed.Store(rev)
 	s.compactedRev.Store(compacted)
 	if s.commitHook != nil {
@@ -175,28 +180,46 @@ func (s *Bolt) commitBatch(batch []*updateReq) {
 	reply()
 }
 
-// finishBatch records the batch's last revision and trims the log to the
-// last historySize revisions, deleting at most maxCompactPerBatch entries.
-// It returns the new compacted revision.
-func (s *Bolt) finishBatch(tx *bolt.Tx, rev, compacted int64) (int64, error) {
+// finishBatch records the batch's last revision and trims the log, oldest
+// first, to the last historySize revisions and then, while it is over
+// historyBytes, further (but never into the last minHistory revisions),
+// deleting at most maxCompactPerBatch entries. logBytes is the log's size
+// with the batch's entries. It returns the new compacted revision and log
+// size.
+func (s *Bolt) finishBatch(tx *bolt.Tx, rev, compacted, logBytes int64) (int64, int64, error) {
 	meta := tx.Bucket(bucketMeta)
 	if err := putMetaInt(meta, metaRev, rev); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	target := min(rev-s.historySize, compacted+maxCompactPerBatch)
-	if target <= compacted {
-		return compacted, nil
-	}
+	byCount := rev - s.historySize                       // compact at least to here
+	floor := rev - min(s.historySize, int64(minHistory)) // and by size at most to here
 	logb := tx.Bucket(bucketLog)
-	for r := compacted + 1; r <= target; r++ {
-		if err := logb.Delete(revKey(r)); err != nil {
-			return 0, err
+	target := compacted
+	for target < compacted+maxCompactPerBatch {
+		r := target + 1
+		if r > byCount && (logBytes <= s.historyBytes || r > floor) {
+			break
+		}
+		k := revKey(r)
+		v := logb.Get(k)
+		if v == nil {
+			return 0, 0, fmt.Errorf("%w: log has no revision %d to compact", errCorrupt, r)
+		}
+		logBytes -= int64(len(v))
+		if err := logb.Delete(k); err != nil {
+			return 0, 0, err
+		}
+		target = r
+	}
+	if target > compacted {
+		if err := putMetaInt(meta, metaCompacted, target); err != nil {
+			return 0, 0, err
 		}
 	}
-	if err := putMetaInt(meta, metaCompacted, target); err != nil {
-		return 0, err
+	if err := putMetaLogBytes(meta, rev, logBytes); err != nil {
+		return 0, 0, err
 	}
-	return target, nil
+	return target, logBytes, nil
 }
 
 // closurePanic is a panic recovered from an Update closure.

@@ -194,8 +194,8 @@ func (t *boltTxn) Delete(key string) error {
 
 // apply writes the closure's net effect into the bbolt transaction and its
 // log entry, and returns its events in key order (none when the net effect
-// is empty).
-func (t *boltTxn) apply() ([]Event, error) {
+// is empty) and the size of the log entry.
+func (t *boltTxn) apply() ([]Event, int64, error) {
 	keys := make([]string, 0, len(t.writes))
 	for k := range t.writes {
 		keys = append(keys, k)
@@ -206,7 +206,7 @@ func (t *boltTxn) apply() ([]Event, error) {
 		w := t.writes[key]
 		base, hasBase, err := t.base(key)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		var prev *KeyValue
 		if hasBase {
@@ -217,7 +217,7 @@ func (t *boltTxn) apply() ([]Event, error) {
 				continue // created and deleted by this closure: no write
 			}
 			if err := t.kv.Delete([]byte(key)); err != nil {
-				return nil, fmt.Errorf("delete %q: %w", key, err)
+				return nil, 0, fmt.Errorf("delete %q: %w", key, err)
 			}
 			evs = append(evs, Event{
 				Type:     EventDelete,
@@ -234,15 +234,16 @@ func (t *boltTxn) apply() ([]Event, error) {
 		// w.value is owned by the Txn (Put copied it); the event takes it.
 		kv := KeyValue{Key: key, Value: w.value, CreateRevision: create, ModRevision: t.rev}
 		if err := t.kv.Put([]byte(key), encodeKV(kv.CreateRevision, kv.ModRevision, kv.Value)); err != nil {
-			return nil, fmt.Errorf("put %q: %w", key, err)
+			return nil, 0, fmt.Errorf("put %q: %w", key, err)
 		}
 		evs = append(evs, Event{Type: EventPut, Revision: t.rev, KV: kv, PrevKV: prev})
 	}
 	if len(evs) == 0 {
-		return nil, nil
+		return nil, 0, nil
 	}
-	if err := t.log.Put(revKey(t.rev), encodeEvents(evs)); err != nil {
-		return nil, fmt.Errorf("log revision %d: %w", t.rev, err)
+	entry := encodeEvents(evs)
+	if err := t.log.Put(revKey(t.rev), entry); err != nil {
+		return nil, 0, fmt.Errorf("log revision %d: %w", t.rev, err)
 	}
-	return evs, nil
+	return evs, int64(len(entry)), nil
 }

@@ -121,7 +121,8 @@ func (d *logDecoder) uvarint() uint64 {
 	return v
 }
 
-func (d *logDecoder) bytes() []byte {
+// field returns a length-prefixed field, not copied.
+func (d *logDecoder) field() []byte {
 	n := d.uvarint()
 	if d.err != nil {
 		return nil
@@ -130,10 +131,22 @@ func (d *logDecoder) bytes() []byte {
 		d.err = fmt.Errorf("%w: short log entry", errCorrupt)
 		return nil
 	}
-	v := append([]byte{}, d.b[:n]...)
+	v := d.b[:n]
 	d.b = d.b[n:]
 	return v
 }
+
+// bytes returns a copy of a length-prefixed field.
+func (d *logDecoder) bytes() []byte {
+	v := d.field()
+	if d.err != nil {
+		return nil
+	}
+	return append([]byte{}, v...)
+}
+
+// skip passes over a length-prefixed field without copying it.
+func (d *logDecoder) skip() { d.field() }
 
 func (d *logDecoder) byte() byte {
 	if d.err != nil {
@@ -162,7 +175,22 @@ func decodeEvents(rev int64, b []byte, keep func(key string) bool) ([]Event, err
 	var evs []Event
 	for i := uint64(0); i < count && d.err == nil; i++ {
 		flags := d.byte()
-		key := string(d.bytes())
+		key := string(d.field())
+		if keep != nil && !keep(key) {
+			// Walk past the event without copying its values.
+			if flags&flagDelete == 0 {
+				d.skip()
+				d.uvarint()
+			}
+			if flags&flagHasPrev != 0 {
+				d.skip()
+				d.uvarint()
+				d.uvarint()
+			} else if flags&flagDelete != 0 {
+				d.err = fmt.Errorf("%w: log entry %d deletes %q without a previous value", errCorrupt, rev, key)
+			}
+			continue
+		}
 		var ev Event
 		ev.Revision = rev
 		ev.KV = KeyValue{Key: key, ModRevision: rev}
@@ -188,9 +216,7 @@ func decodeEvents(rev int64, b []byte, keep func(key string) bool) ([]Event, err
 			ev.KV.Value = ev.PrevKV.Value
 			ev.KV.CreateRevision = ev.PrevKV.CreateRevision
 		}
-		if keep == nil || keep(key) {
-			evs = append(evs, ev)
-		}
+		evs = append(evs, ev)
 	}
 	if d.err != nil {
 		return nil, fmt.Errorf("log entry %d: %w", rev, d.err)

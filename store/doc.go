@@ -29,8 +29,11 @@
 //
 // Every commit appends its events (with the previous value of each key) to
 // a bounded history kept in the database itself, so a restarted process can
-// resume a watch from a revision it saw before. Watching from a revision older
-// than the kept history fails with ErrCompacted.
+// resume a watch from a revision it saw before. The history is bounded both
+// in revisions (BoltOptions.HistorySize) and in bytes
+// (BoltOptions.HistoryBytes, which never trims it below the last 1,000
+// revisions). Watching from a revision older than the kept history fails
+// with ErrCompacted.
 //
 // Events are published to watchers only after the disk transaction commits,
 // and before the Update that made them returns: a caller that saw revision R
@@ -56,7 +59,10 @@
 //     with the key's previous value. The log holds exactly the revisions
 //     (compacted, rev]; it never has a gap.
 //   - "meta": "rev" (the last committed revision), "compacted" (every
-//     revision at or below it has left the log), "version" (format).
+//     revision at or below it has left the log), "version" (format),
+//     "logbytes" (the revision it was written at, then the total size of the
+//     log's entries; a file without it, or with it at another revision, is
+//     measured when opened).
 //
 // A single commit goroutine owns every write. It takes the pending Update
 // requests (up to a batch limit), opens one bbolt read-write transaction,
@@ -64,7 +70,8 @@
 // that transaction (so it also sees the applied writes of earlier closures in
 // the batch), gives a revision only to closures that succeed and write
 // something, writes their keys and log entries, trims the log to the last
-// HistorySize revisions (a bounded number of entries per batch), commits
+// HistorySize revisions and to HistoryBytes (a bounded number of entries per
+// batch), commits
 // with one fsync, publishes the events, then answers the callers. If the
 // commit fails, every caller in the batch gets the error and nothing of the
 // batch is visible anywhere.
@@ -75,6 +82,19 @@
 // left out of the batch and get their own outcome; a closure that writes
 // nothing costs no revision and, when the whole batch writes nothing, no
 // disk commit.
+//
+// # Space
+//
+// bbolt's file is memory-mapped, and the pages a process has read count in
+// its resident memory; a busy store reads, over time, every page of its
+// file (copy-on-write moves every written page). So the file is kept dense:
+// new files get 16 KiB pages (about 20 objects or log entries per page
+// instead of 2 to 5), the log bucket splits full pages (its keys are only
+// ever appended) and the kv bucket splits at 2/3 (about 2/3 full both for
+// keys written in order and at random). Filled with 10,000 Services and
+// EndpointSlices and 50,000 pods (server's BenchmarkMemory10kServices), the
+// file is 128 MiB instead of 240 MiB (bbolt's default pages and splits, no
+// byte budget), and the server's resident memory 390 MiB instead of 520.
 //
 // Reads (Get, List) run in their own bbolt read transactions and never wait
 // for the commit goroutine. Bolt.Check verifies the file and every invariant

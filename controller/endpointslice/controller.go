@@ -371,7 +371,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 		Slices:               existing,
 		MaxEndpointsPerSlice: c.opts.MaxEndpointsPerSlice,
 		TriggerTime:          trigger,
-		Memo:                 c.memo(key),
+		Memo:                 c.memo(key, len(pods)),
 	})
 	if plan.Empty() {
 		return nil
@@ -384,10 +384,22 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	return err
 }
 
-// memo returns the Memo of the Service key, making it if needed.
-func (c *Controller) memo(key string) *Memo {
+// memoMinPods is the fewest pods a Service needs for its Memo to be kept
+// between syncs. A Memo holds about 600 bytes per pod; deriving a few pods
+// afresh at each sync costs less than keeping them (10,000 Services of 5
+// pods would keep 30 MB).
+const memoMinPods = 64
+
+// memo returns the Memo of the Service key, making it if needed, or nil
+// (forgetting the Service's Memo) when the Service selects fewer than
+// memoMinPods pods: Reconcile then derives them afresh.
+func (c *Controller) memo(key string, pods int) *Memo {
 	c.memoMu.Lock()
 	defer c.memoMu.Unlock()
+	if pods < memoMinPods {
+		delete(c.memos, key)
+		return nil
+	}
 	m := c.memos[key]
 	if m == nil {
 		m = &Memo{}

@@ -78,8 +78,10 @@
 //   - Handlers only queue keys; pod updates that cannot change an
 //     endpoint (and resyncs) queue nothing.
 //   - A sync reads the Service's pods and slices from the caches. A Memo
-//     per Service keeps what was derived from each pod object, so only
-//     changed pods are derived again; existing endpoints are matched to
-//     their pods by name without allocating, and only slices being written
-//     are copied. A 5,000-pod Service's flip costs about 0.7 ms of compute.
+//     per Service of 64 pods or more keeps what was derived from each pod
+//     object, so only changed pods are derived again; existing endpoints
+//     are matched to their pods by name without allocating, and only slices
+//     being written are copied. A 5,000-pod Service's flip costs about
+//     0.7 ms of compute. Smaller Services derive their pods at each sync:
+//     that is cheaper than keeping about 600 bytes per pod.
 package endpointslice
