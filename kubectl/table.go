@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/apiserver/printers"
 )
 
 // Column layout of kubectl's printers (cli-runtime's tabwriter): a column
@@ -54,51 +55,9 @@ func (w *columnWriter) write(rows [][]string) error {
 }
 
 // humanDuration renders an age as kubectl does (duration.HumanDuration):
-// 45s, 3m2s, 12m, 4h, 5h30m, 2d3h, 30d, 2y10d.
-func humanDuration(d time.Duration) string {
-	if seconds := int(d.Seconds()); seconds < -1 {
-		return "<invalid>"
-	} else if seconds < 0 {
-		return "0s"
-	} else if seconds < 60*2 {
-		return fmt.Sprintf("%ds", seconds)
-	}
-	minutes := int(d / time.Minute)
-	if minutes < 10 {
-		s := int(d/time.Second) % 60
-		if s == 0 {
-			return fmt.Sprintf("%dm", minutes)
-		}
-		return fmt.Sprintf("%dm%ds", minutes, s)
-	} else if minutes < 60*3 {
-		return fmt.Sprintf("%dm", minutes)
-	}
-	hours := int(d / time.Hour)
-	if hours < 8 {
-		m := int(d/time.Minute) % 60
-		if m == 0 {
-			return fmt.Sprintf("%dh", hours)
-		}
-		return fmt.Sprintf("%dh%dm", hours, m)
-	} else if hours < 48 {
-		return fmt.Sprintf("%dh", hours)
-	} else if hours < 24*8 {
-		h := hours % 24
-		if h == 0 {
-			return fmt.Sprintf("%dd", hours/24)
-		}
-		return fmt.Sprintf("%dd%dh", hours/24, h)
-	} else if hours < 24*365*2 {
-		return fmt.Sprintf("%dd", hours/24)
-	} else if hours < 24*365*8 {
-		dy := hours / 24 % 365
-		if dy == 0 {
-			return fmt.Sprintf("%dy", hours/24/365)
-		}
-		return fmt.Sprintf("%dy%dd", hours/24/365, dy)
-	}
-	return fmt.Sprintf("%dy", hours/24/365)
-}
+// 45s, 3m2s, 12m, 4h, 5h30m, 2d3h, 30d, 2y10d. The server's Table printers
+// and the CLI's own fallback share one implementation.
+func humanDuration(d time.Duration) string { return printers.HumanDuration(d) }
 
 // age is the age of a timestamp at now, "<unknown>" for none.
 func age(t time.Time, now time.Time) string {
