@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/skiff-dev/skiff/apiserver/internal/bitmap"
 	"math/rand/v2"
 	"net/netip"
 	"sync"
@@ -38,7 +39,7 @@ type Allocator struct {
 
 	// mu guards the following fields.
 	mu   sync.RWMutex
-	bm   *bandBitmap
+	bm   *bitmap.Band
 	rand *rand.Rand
 }
 
@@ -76,7 +77,7 @@ func New(cidr netip.Prefix) (*Allocator, error) {
 		is4:     is4,
 		hi:      binary.BigEndian.Uint64(b[:8]),
 		firstLo: binary.BigEndian.Uint64(b[8:]) + 1,
-		bm:      newBandBitmap(size, staticBand(cidrSize)),
+		bm:      bitmap.NewBand(size, staticBand(cidrSize)),
 		rand:    rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}
 	return a, nil
@@ -104,7 +105,7 @@ func (a *Allocator) index(ip netip.Addr) (int, bool) {
 		return 0, false
 	}
 	lo := binary.BigEndian.Uint64(b[8:])
-	if lo < a.firstLo || lo-a.firstLo >= uint64(a.bm.size) {
+	if lo < a.firstLo || lo-a.firstLo >= uint64(a.bm.Size()) {
 		return 0, false
 	}
 	return int(lo - a.firstLo), true
@@ -134,7 +135,7 @@ func (a *Allocator) CIDR() netip.Prefix { return a.cidr }
 func (a *Allocator) FirstIP() netip.Addr { return a.addr(0) }
 
 // Size returns the number of usable addresses.
-func (a *Allocator) Size() int { return a.bm.size }
+func (a *Allocator) Size() int { return a.bm.Size() }
 
 // InRange reports whether ip is a usable address of the range.
 func (a *Allocator) InRange(ip netip.Addr) bool {
@@ -151,7 +152,7 @@ func (a *Allocator) Allocate(ip netip.Addr) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.bm.set(i) {
+	if !a.bm.Set(i) {
 		return ErrAllocated
 	}
 	return nil
@@ -162,7 +163,7 @@ func (a *Allocator) Allocate(ip netip.Addr) error {
 // ErrFull when no address is free.
 func (a *Allocator) AllocateNext() (netip.Addr, error) {
 	a.mu.Lock()
-	i, ok := a.bm.next(a.rand)
+	i, ok := a.bm.Next(a.rand)
 	a.mu.Unlock()
 	if !ok {
 		return netip.Addr{}, ErrFull
@@ -179,7 +180,7 @@ func (a *Allocator) Release(ip netip.Addr) bool {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.bm.clear(i)
+	return a.bm.Clear(i)
 }
 
 // Has reports whether ip is allocated.
@@ -190,29 +191,29 @@ func (a *Allocator) Has(ip netip.Addr) bool {
 	}
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	return a.bm.has(i)
+	return a.bm.Has(i)
 }
 
 // Used returns the number of allocated addresses.
 func (a *Allocator) Used() int {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	return a.bm.used
+	return a.bm.Used()
 }
 
 // Free returns the number of free addresses.
 func (a *Allocator) Free() int {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	return a.bm.size - a.bm.used
+	return a.bm.Size() - a.bm.Used()
 }
 
 // Snapshot returns the allocated addresses in increasing order.
 func (a *Allocator) Snapshot() []netip.Addr {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	out := make([]netip.Addr, 0, a.bm.used)
-	a.bm.taken(func(i int) { out = append(out, a.addr(i)) })
+	out := make([]netip.Addr, 0, a.bm.Used())
+	a.bm.Taken(func(i int) { out = append(out, a.addr(i)) })
 	return out
 }
 
@@ -233,9 +234,9 @@ func (a *Allocator) Restore(ips []netip.Addr) error {
 		idx = append(idx, i)
 	}
 	a.mu.Lock()
-	a.bm.reset()
+	a.bm.Reset()
 	for _, i := range idx {
-		a.bm.set(i)
+		a.bm.Set(i)
 	}
 	a.mu.Unlock()
 	return errors.Join(errs...)

@@ -33,12 +33,12 @@ func checkInvariants(t testing.TB, a *Allocator) {
 		if !a.Has(ip) {
 			t.Errorf("Snapshot lists %s but Has is false", ip)
 		}
-		if i, _ := a.index(ip); i < a.bm.offset {
+		if i, _ := a.index(ip); i < a.bm.Offset() {
 			low++
 		}
 	}
-	if low != a.bm.low {
-		t.Errorf("static band holds %d addresses, counter says %d", low, a.bm.low)
+	if low != a.bm.LowUsed() {
+		t.Errorf("static band holds %d addresses, counter says %d", low, a.bm.LowUsed())
 	}
 }
 
@@ -92,8 +92,8 @@ func TestNew(t *testing.T) {
 			if a.Size() != tt.wantSize || a.Free() != tt.wantSize || a.Used() != 0 {
 				t.Errorf("Size/Free/Used = %d/%d/%d, want %d/%d/0", a.Size(), a.Free(), a.Used(), tt.wantSize, tt.wantSize)
 			}
-			if a.bm.offset != tt.wantStatic {
-				t.Errorf("static band = %d, want %d", a.bm.offset, tt.wantStatic)
+			if a.bm.Offset() != tt.wantStatic {
+				t.Errorf("static band = %d, want %d", a.bm.Offset(), tt.wantStatic)
 			}
 			last := netip.MustParseAddr(tt.wantLast)
 			if !a.InRange(last) || a.InRange(last.Next()) {

@@ -3,6 +3,7 @@ package portalloc
 import (
 	"errors"
 	"fmt"
+	"github.com/skiff-dev/skiff/apiserver/internal/bitmap"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -25,7 +26,7 @@ type Allocator struct {
 
 	// mu guards the following fields.
 	mu   sync.RWMutex
-	bm   *bandBitmap
+	bm   *bitmap.Band
 	rand *rand.Rand
 }
 
@@ -41,7 +42,7 @@ func New(base, size int) (*Allocator, error) {
 	return &Allocator{
 		base: base,
 		size: size,
-		bm:   newBandBitmap(size, staticBand(size)),
+		bm:   bitmap.NewBand(size, staticBand(size)),
 		rand: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
 	}, nil
 }
@@ -150,7 +151,7 @@ func (a *Allocator) Allocate(port int) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.bm.set(i) {
+	if !a.bm.Set(i) {
 		return ErrAllocated
 	}
 	return nil
@@ -161,7 +162,7 @@ func (a *Allocator) Allocate(port int) error {
 // when no port is free.
 func (a *Allocator) AllocateNext() (int, error) {
 	a.mu.Lock()
-	i, ok := a.bm.next(a.rand)
+	i, ok := a.bm.Next(a.rand)
 	a.mu.Unlock()
 	if !ok {
 		return 0, ErrFull
@@ -178,7 +179,7 @@ func (a *Allocator) Release(port int) bool {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.bm.clear(i)
+	return a.bm.Clear(i)
 }
 
 // Has reports whether port is allocated.
@@ -189,29 +190,29 @@ func (a *Allocator) Has(port int) bool {
 	}
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	return a.bm.has(i)
+	return a.bm.Has(i)
 }
 
 // Used returns the number of allocated ports.
 func (a *Allocator) Used() int {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	return a.bm.used
+	return a.bm.Used()
 }
 
 // Free returns the number of free ports.
 func (a *Allocator) Free() int {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	return a.size - a.bm.used
+	return a.size - a.bm.Used()
 }
 
 // Snapshot returns the allocated ports in increasing order.
 func (a *Allocator) Snapshot() []int {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	out := make([]int, 0, a.bm.used)
-	a.bm.taken(func(i int) { out = append(out, a.base+i) })
+	out := make([]int, 0, a.bm.Used())
+	a.bm.Taken(func(i int) { out = append(out, a.base+i) })
 	return out
 }
 
@@ -232,9 +233,9 @@ func (a *Allocator) Restore(ports []int) error {
 		idx = append(idx, i)
 	}
 	a.mu.Lock()
-	a.bm.reset()
+	a.bm.Reset()
 	for _, i := range idx {
-		a.bm.set(i)
+		a.bm.Set(i)
 	}
 	a.mu.Unlock()
 	return errors.Join(errs...)

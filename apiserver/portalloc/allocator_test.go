@@ -31,12 +31,12 @@ func checkInvariants(t testing.TB, a *Allocator) {
 		if !a.Has(p) {
 			t.Errorf("Snapshot lists %d but Has is false", p)
 		}
-		if p-a.Base() < a.bm.offset {
+		if p-a.Base() < a.bm.Offset() {
 			low++
 		}
 	}
-	if low != a.bm.low {
-		t.Errorf("static band holds %d ports, counter says %d", low, a.bm.low)
+	if low != a.bm.LowUsed() {
+		t.Errorf("static band holds %d ports, counter says %d", low, a.bm.LowUsed())
 	}
 }
 
@@ -79,8 +79,8 @@ func TestParse(t *testing.T) {
 			if a.Range() != tt.wantRange || a.Size() != tt.wantSize || a.Free() != tt.wantSize {
 				t.Fatalf("Range/Size/Free = %s/%d/%d, want %s/%d/%d", a.Range(), a.Size(), a.Free(), tt.wantRange, tt.wantSize, tt.wantSize)
 			}
-			if a.bm.offset != tt.wantStatic {
-				t.Fatalf("static band = %d, want %d", a.bm.offset, tt.wantStatic)
+			if a.bm.Offset() != tt.wantStatic {
+				t.Fatalf("static band = %d, want %d", a.bm.Offset(), tt.wantStatic)
 			}
 		})
 	}

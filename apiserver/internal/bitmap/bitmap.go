@@ -1,19 +1,18 @@
-package ipalloc
-
-// This file is duplicated, identically apart from the package clause, in
-// apiserver/portalloc; keep the two in step.
+// Package bitmap is the two-band allocation bitmap behind the ClusterIP
+// (apiserver/ipalloc) and NodePort (apiserver/portalloc) allocators.
+package bitmap
 
 import (
 	"math/bits"
 	"math/rand/v2"
 )
 
-// bandBitmap records which of size items (indexes 0..size-1) are taken. The
+// Band records which of size items (indexes 0..size-1) are taken. The
 // items are split into a static band [0, offset) and a dynamic band
 // [offset, size) (KEP-3070/KEP-3668): next takes a random free item of the
 // dynamic band and falls back to the static band only when the dynamic band
 // is full. It is not safe for concurrent use; its owner locks around it.
-type bandBitmap struct {
+type Band struct {
 	words  []uint64
 	size   int
 	offset int
@@ -21,15 +20,15 @@ type bandBitmap struct {
 	low    int // items taken in the static band
 }
 
-func newBandBitmap(size, offset int) *bandBitmap {
-	return &bandBitmap{words: make([]uint64, (size+63)/64), size: size, offset: offset}
+func NewBand(size, offset int) *Band {
+	return &Band{words: make([]uint64, (size+63)/64), size: size, offset: offset}
 }
 
-func (b *bandBitmap) has(i int) bool { return b.words[i>>6]&(1<<(i&63)) != 0 }
+func (b *Band) Has(i int) bool { return b.words[i>>6]&(1<<(i&63)) != 0 }
 
-// set takes item i and reports whether it was free.
-func (b *bandBitmap) set(i int) bool {
-	if b.has(i) {
+// Set takes item i and reports whether it was free.
+func (b *Band) Set(i int) bool {
+	if b.Has(i) {
 		return false
 	}
 	b.words[i>>6] |= 1 << (i & 63)
@@ -40,9 +39,9 @@ func (b *bandBitmap) set(i int) bool {
 	return true
 }
 
-// clear frees item i and reports whether it was taken.
-func (b *bandBitmap) clear(i int) bool {
-	if !b.has(i) {
+// Clear frees item i and reports whether it was taken.
+func (b *Band) Clear(i int) bool {
+	if !b.Has(i) {
 		return false
 	}
 	b.words[i>>6] &^= 1 << (i & 63)
@@ -53,25 +52,25 @@ func (b *bandBitmap) clear(i int) bool {
 	return true
 }
 
-// reset frees every item.
-func (b *bandBitmap) reset() {
+// Reset frees every item.
+func (b *Band) Reset() {
 	clear(b.words)
 	b.used, b.low = 0, 0
 }
 
-// next takes a free item: a random one of the dynamic band while it has
+// Next takes a free item: a random one of the dynamic band while it has
 // one, else a random one of the static band. It reports false when every
 // item is taken.
-func (b *bandBitmap) next(rnd *rand.Rand) (int, bool) {
+func (b *Band) Next(rnd *rand.Rand) (int, bool) {
 	if n := b.size - b.offset; b.used-b.low < n {
 		if i, ok := b.scan(b.offset, b.size, b.offset+rnd.IntN(n)); ok {
-			b.set(i)
+			b.Set(i)
 			return i, true
 		}
 	}
 	if b.low < b.offset {
 		if i, ok := b.scan(0, b.offset, rnd.IntN(b.offset)); ok {
-			b.set(i)
+			b.Set(i)
 			return i, true
 		}
 	}
@@ -80,7 +79,7 @@ func (b *bandBitmap) next(rnd *rand.Rand) (int, bool) {
 
 // scan returns the first free item in [start, hi), else the first in
 // [lo, start).
-func (b *bandBitmap) scan(lo, hi, start int) (int, bool) {
+func (b *Band) scan(lo, hi, start int) (int, bool) {
 	if i, ok := b.firstFree(start, hi); ok {
 		return i, true
 	}
@@ -88,7 +87,7 @@ func (b *bandBitmap) scan(lo, hi, start int) (int, bool) {
 }
 
 // firstFree returns the lowest free item in [from, to), a word at a time.
-func (b *bandBitmap) firstFree(from, to int) (int, bool) {
+func (b *Band) firstFree(from, to int) (int, bool) {
 	for from < to {
 		w := from >> 6
 		if free := ^b.words[w] >> (from & 63); free != 0 {
@@ -100,8 +99,8 @@ func (b *bandBitmap) firstFree(from, to int) (int, bool) {
 	return 0, false
 }
 
-// taken calls fn for every taken item in increasing order.
-func (b *bandBitmap) taken(fn func(i int)) {
+// Taken calls fn for every taken item in increasing order.
+func (b *Band) Taken(fn func(i int)) {
 	for w, word := range b.words {
 		for word != 0 {
 			fn(w<<6 + bits.TrailingZeros64(word))
@@ -109,3 +108,15 @@ func (b *bandBitmap) taken(fn func(i int)) {
 		}
 	}
 }
+
+// Size is how many items the bitmap holds.
+func (b *Band) Size() int { return b.size }
+
+// Used is how many items are taken.
+func (b *Band) Used() int { return b.used }
+
+// Offset is where the dynamic band starts (the static band's size).
+func (b *Band) Offset() int { return b.offset }
+
+// LowUsed is how many items of the static band are taken.
+func (b *Band) LowUsed() int { return b.low }

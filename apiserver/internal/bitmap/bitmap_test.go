@@ -1,6 +1,4 @@
-package portalloc
-
-// This file is duplicated from apiserver/ipalloc, like bitmap.go.
+package bitmap
 
 import (
 	"math/rand/v2"
@@ -29,9 +27,9 @@ func TestBandBitmapFirstFree(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newBandBitmap(tt.size, 0)
+			b := NewBand(tt.size, 0)
 			for _, i := range tt.taken {
-				b.set(i)
+				b.Set(i)
 			}
 			got, ok := b.firstFree(tt.from, tt.to)
 			if ok != tt.wantOK || (ok && got != tt.want) {
@@ -55,10 +53,10 @@ func TestBandBitmapNext(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newBandBitmap(tt.size, tt.offset)
+			b := NewBand(tt.size, tt.offset)
 			seen := make([]bool, tt.size)
 			for n := range tt.size {
-				i, ok := b.next(rnd)
+				i, ok := b.Next(rnd)
 				if !ok {
 					t.Fatalf("next failed after %d items", n)
 				}
@@ -70,16 +68,16 @@ func TestBandBitmapNext(t *testing.T) {
 				}
 				seen[i] = true
 			}
-			if _, ok := b.next(rnd); ok || b.used != tt.size || b.low != tt.offset {
+			if _, ok := b.Next(rnd); ok || b.used != tt.size || b.low != tt.offset {
 				t.Fatalf("full bitmap: ok=%v used=%d low=%d", ok, b.used, b.low)
 			}
 			var taken []int
-			b.taken(func(i int) { taken = append(taken, i) })
+			b.Taken(func(i int) { taken = append(taken, i) })
 			if len(taken) != tt.size {
 				t.Fatalf("taken lists %d items, want %d", len(taken), tt.size)
 			}
-			b.reset()
-			if b.used != 0 || b.low != 0 || b.has(0) {
+			b.Reset()
+			if b.used != 0 || b.low != 0 || b.Has(0) {
 				t.Fatal("reset left items taken")
 			}
 		})
