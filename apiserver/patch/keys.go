@@ -76,3 +76,20 @@ func buildMergeKeys() map[string]listStrategy {
 	}
 	return t
 }
+
+// ListStrategy is the exported form of one entry of the merge table.
+type ListStrategy struct {
+	MergeKey string // the field identifying a list element ("" for a set)
+	Set      bool   // a list of primitives merged as a set
+}
+
+// ListStrategies returns a copy of the merge table (schema path → strategy)
+// for code that must agree with the server's strategic merge, such as the
+// CLI's client-side three-way patch.
+func ListStrategies() map[string]ListStrategy {
+	out := make(map[string]ListStrategy, len(mergeKeys))
+	for p, s := range mergeKeys {
+		out[p] = ListStrategy{MergeKey: s.mergeKey, Set: s.set}
+	}
+	return out
+}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+
+	"github.com/skiff-dev/skiff/apiserver/patch"
 )
 
 // listStrategy is how the server's strategic merge treats a list.
@@ -14,37 +16,14 @@ type listStrategy struct {
 	set      bool
 }
 
-// mergeKeys mirrors apiserver/patch's table: schema paths from the object
-// root, with [] for any element of a list.
+// mergeKeys is apiserver/patch's table (the server's), so the client-side
+// patch merges lists exactly as the server will.
 var mergeKeys = buildMergeKeys()
 
 func buildMergeKeys() map[string]listStrategy {
-	byKey := func(k string) listStrategy { return listStrategy{mergeKey: k} }
-	set := listStrategy{set: true}
-	t := map[string]listStrategy{
-		"spec.ports":        byKey("port"),
-		"spec.podCIDRs":     set,
-		"status.conditions": byKey("type"),
-		"status.addresses":  byKey("type"),
-		"status.podIPs":     byKey("ip"),
-		"status.hostIPs":    byKey("ip"),
-	}
-	for _, meta := range []string{"metadata", "spec.template.metadata"} {
-		t[meta+".ownerReferences"] = byKey("uid")
-		t[meta+".finalizers"] = set
-	}
-	for _, pod := range []string{"spec", "spec.template.spec"} {
-		t[pod+".volumes"] = byKey("name")
-		t[pod+".imagePullSecrets"] = byKey("name")
-		t[pod+".hostAliases"] = byKey("ip")
-		for _, list := range []string{"containers", "initContainers", "ephemeralContainers"} {
-			c := pod + "." + list
-			t[c] = byKey("name")
-			t[c+"[].ports"] = byKey("containerPort")
-			t[c+"[].env"] = byKey("name")
-			t[c+"[].volumeMounts"] = byKey("mountPath")
-			t[c+"[].volumeDevices"] = byKey("devicePath")
-		}
+	t := map[string]listStrategy{}
+	for p, s := range patch.ListStrategies() {
+		t[p] = listStrategy{mergeKey: s.MergeKey, set: s.Set}
 	}
 	return t
 }
