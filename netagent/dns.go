@@ -2,7 +2,6 @@ package netagent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -46,7 +45,7 @@ func (a *Agent) listenDNS(inf *client.SharedInformers, gw netip.Addr, podCIDR, s
 	var tcp net.Listener
 	if err := a.deps.NodeNetNS.do(func() error {
 		var err error
-		udp, tcp, err = listenUDPTCP(addr)
+		udp, tcp, err = dns.ListenUDPTCP(addr)
 		return err
 	}); err != nil {
 		return nil, fmt.Errorf("netagent: node DNS on %s: %w", addr, err)
@@ -74,34 +73,4 @@ func (a *Agent) listenDNS(inf *client.SharedInformers, gw netip.Addr, podCIDR, s
 		wg.Wait()
 		return err
 	}, nil
-}
-
-// listenUDPTCP binds UDP and TCP on one address (with port 0, TCP takes
-// the port UDP got).
-func listenUDPTCP(addr string) (net.PacketConn, net.Listener, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, nil, err
-	}
-	var lastErr error
-	for range 10 {
-		udp, err := net.ListenPacket("udp", addr)
-		if err != nil {
-			return nil, nil, err
-		}
-		p := port
-		if p == "0" {
-			p = strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port)
-		}
-		tcp, err := net.Listen("tcp", net.JoinHostPort(host, p))
-		if err == nil {
-			return udp, tcp, nil
-		}
-		udp.Close()
-		lastErr = err
-		if port != "0" {
-			break
-		}
-	}
-	return nil, nil, errors.Join(errors.New("bind UDP and TCP on one port"), lastErr)
 }

@@ -2,11 +2,9 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
-	"strconv"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,7 +49,7 @@ func (s *Server) listenDNS(reg prometheus.Registerer) error {
 		Logger:      s.log,
 		Registerer:  reg,
 	}
-	udp, tcp, err := listenUDPTCP(s.cfg.DNSListen)
+	udp, tcp, err := dns.ListenUDPTCP(s.cfg.DNSListen)
 	if err != nil {
 		return fmt.Errorf("server: --dns-listen: %w", err)
 	}
@@ -115,35 +113,4 @@ func (d *clusterDNS) close() {
 		d.udp.Close()
 		d.tcp.Close()
 	})
-}
-
-// listenUDPTCP binds UDP and TCP on one address. With port 0 the TCP
-// listener takes the port the UDP socket got (retrying a few times when
-// that port is busy for TCP).
-func listenUDPTCP(addr string) (net.PacketConn, net.Listener, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, nil, err
-	}
-	var lastErr error
-	for range 10 {
-		udp, err := net.ListenPacket("udp", addr)
-		if err != nil {
-			return nil, nil, err
-		}
-		p := port
-		if p == "0" {
-			p = strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port)
-		}
-		tcp, err := net.Listen("tcp", net.JoinHostPort(host, p))
-		if err == nil {
-			return udp, tcp, nil
-		}
-		udp.Close()
-		lastErr = err
-		if port != "0" {
-			break
-		}
-	}
-	return nil, nil, errors.Join(errors.New("bind UDP and TCP on one port"), lastErr)
 }
