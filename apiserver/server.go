@@ -45,6 +45,18 @@ type Server struct {
 
 	bufPool sync.Pool // *bufio.Writer for list responses
 	handler http.Handler
+
+	// watchesClosed is closed by CloseWatches: every watch stream ends.
+	watchesClosed chan struct{}
+	closeWatches  sync.Once
+}
+
+// CloseWatches ends every open watch stream and refuses new ones, so that a
+// graceful shutdown (http.Server.Shutdown, which does not cancel running
+// handlers) is not held up by long-lived watches; clients re-watch
+// elsewhere or after the restart. Other requests are not affected.
+func (s *Server) CloseWatches() {
+	s.closeWatches.Do(func() { close(s.watchesClosed) })
 }
 
 type groupVersion struct {
@@ -62,19 +74,20 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("apiserver: Config.Authenticator is required")
 	}
 	s := &Server{
-		store:       cfg.Store,
-		authn:       cfg.Authenticator,
-		authz:       cfg.Authorizer,
-		log:         cfg.Logger,
-		now:         cfg.Now,
-		maxBody:     cfg.MaxBodyBytes,
-		patcher:     cfg.Patcher,
-		podLogs:     cfg.PodLogs,
-		ready:       cfg.Ready,
-		version:     cfg.Version,
-		groups:      make(map[string]*groupVersion),
-		byPtr:       make(map[*api.ResourceInfo]*resource),
-		byQualified: make(map[string]*resource),
+		watchesClosed: make(chan struct{}),
+		store:         cfg.Store,
+		authn:         cfg.Authenticator,
+		authz:         cfg.Authorizer,
+		log:           cfg.Logger,
+		now:           cfg.Now,
+		maxBody:       cfg.MaxBodyBytes,
+		patcher:       cfg.Patcher,
+		podLogs:       cfg.PodLogs,
+		ready:         cfg.Ready,
+		version:       cfg.Version,
+		groups:        make(map[string]*groupVersion),
+		byPtr:         make(map[*api.ResourceInfo]*resource),
+		byQualified:   make(map[string]*resource),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

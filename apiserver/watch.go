@@ -87,6 +87,12 @@ func (h *handler) watch() {
 			return
 		}
 	}
+	select {
+	case <-h.s.watchesClosed:
+		writeError(h.w, NewServiceUnavailable("the server is shutting down"))
+		return
+	default:
+	}
 	ctx, cancel := context.WithTimeout(h.req.Context(), timeout)
 	defer cancel()
 	prefix := h.listPrefix()
@@ -137,6 +143,8 @@ func (h *handler) watch() {
 	for {
 		select {
 		case <-ctx.Done():
+			return
+		case <-h.s.watchesClosed:
 			return
 		case ev, ok := <-ch:
 			if !ok {

@@ -214,10 +214,13 @@ func (s *Server) Stop() error {
 	s.stopControllers()
 	var errs []error
 	if s.http != nil {
+		// Watches never end by themselves; Shutdown waits for handlers.
+		s.api.CloseWatches()
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 		defer cancel()
 		if err := s.http.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("server: http shutdown: %w", err))
+			s.http.Close() // requests still running after the timeout are cut
 		}
 	}
 	if err := s.close(); err != nil {
