@@ -63,9 +63,17 @@ type node struct {
 	dataDir string
 	agent   *runningAgent
 	rt      *process.Runtime
+	proxy   netagent.ProxyFunc // Deps.Proxy; nil runs no service proxy
 }
 
 func newNode(t *testing.T, s *server.Server, name string) *node {
+	t.Helper()
+	return newNodeWith(t, s, name, func(*node) {})
+}
+
+// newNodeWith is newNode with set changing the node before its agent
+// starts.
+func newNodeWith(t *testing.T, s *server.Server, name string, set func(*node)) *node {
 	t.Helper()
 	n := &node{t: t, ns: netnstest.NewNode(t), dataDir: t.TempDir()}
 	n.cfg = netagent.Config{
@@ -76,6 +84,7 @@ func newNode(t *testing.T, s *server.Server, name string) *node {
 	}
 	// Whatever happens, no pod process outlives the test, and the node's
 	// pod networks go before its namespace.
+	set(n)
 	t.Cleanup(n.cleanup)
 	n.start()
 	return n
@@ -98,7 +107,7 @@ func (n *node) start() {
 		n.t.Fatal(err)
 	}
 	n.rt = rt
-	deps := netagent.Deps{Runtime: rt, NodeNetNS: n.ns.Do}
+	deps := netagent.Deps{Runtime: rt, NodeNetNS: n.ns.Do, Proxy: n.proxy}
 	n.agent = startAgent(n.t, nil, n.cfg, deps)
 }
 

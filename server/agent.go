@@ -77,9 +77,9 @@ func (s *Server) startAgent(ctx context.Context) error {
 	return nil
 }
 
-// proxyFunc is the service proxy the built-in agent runs (--proxy-mode);
-// nil until the proxy packages are wired here.
-func (s *Server) proxyFunc() netagent.ProxyFunc { return nil }
+// proxyFunc is the service proxy the built-in agent runs (--proxy-mode),
+// in the agent's node namespace.
+func (s *Server) proxyFunc() netagent.ProxyFunc { return netagent.RunProxy }
 
 // Agent is the built-in agent (nil with --disable-agent).
 func (s *Server) Agent() *netagent.Agent {

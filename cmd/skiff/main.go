@@ -94,7 +94,7 @@ func runAgent(ctx context.Context, c config.Agent) error {
 	if err != nil {
 		return err
 	}
-	deps := netagent.Deps{Runtime: rt}
+	deps := netagent.Deps{Runtime: rt, Proxy: netagent.RunProxy}
 	if c.NetNS != "" {
 		path := c.NetNS
 		deps.NodeNetNS = func(fn func() error) error { return netns.Do(path, fn) }

@@ -66,5 +66,10 @@ func (c Agent) Parse() (ParsedAgent, error) {
 	default:
 		return p, fmt.Errorf("--runtime %q: want auto, containerd or process", c.Runtime)
 	}
+	switch c.ProxyMode {
+	case "", "iptables", "nftables", "ipvs":
+	default:
+		return p, fmt.Errorf("--proxy-mode %q: want iptables, nftables or ipvs", c.ProxyMode)
+	}
 	return p, nil
 }

@@ -1,6 +1,9 @@
 package config
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestAgentParse(t *testing.T) {
 	ok := func() Agent {
@@ -22,6 +25,9 @@ func TestAgentParse(t *testing.T) {
 		{"bad node ip", func(a *Agent) { a.NodeIP = []string{"10.0.0"} }, true},
 		{"empty data dir", func(a *Agent) { a.DataDir = "" }, true},
 		{"bad runtime", func(a *Agent) { a.Runtime = "docker" }, true},
+		{"nftables proxy", func(a *Agent) { a.ProxyMode = "nftables" }, false},
+		{"ipvs proxy (refused at run time)", func(a *Agent) { a.ProxyMode = "ipvs" }, false},
+		{"unknown proxy mode", func(a *Agent) { a.ProxyMode = "userspace" }, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,6 +62,32 @@ func TestServerNodeCIDRMaskSize(t *testing.T) {
 			_, err := c.Parse()
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestServerProxyMode(t *testing.T) {
+	cases := []struct {
+		name    string
+		mode    string
+		wantErr bool
+	}{
+		{"iptables", "iptables", false},
+		{"nftables", "nftables", false},
+		{"ipvs", "ipvs", false},
+		{"unknown", "kernelspace", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := ServerDefaults()
+			c.ProxyMode = tc.mode
+			_, err := c.Parse()
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
+			}
+			if err != nil && !strings.Contains(err.Error(), "--proxy-mode") {
+				t.Fatalf("err = %v, want it to name --proxy-mode", err)
 			}
 		})
 	}

@@ -157,5 +157,10 @@ func (c Server) Parse() (Parsed, error) {
 	default:
 		return p, fmt.Errorf("--runtime %q: want auto, containerd or process", c.Runtime)
 	}
+	switch c.ProxyMode {
+	case "", "iptables", "nftables", "ipvs":
+	default:
+		return p, fmt.Errorf("--proxy-mode %q: want iptables, nftables or ipvs", c.ProxyMode)
+	}
 	return p, nil
 }

@@ -1,0 +1,133 @@
+package netagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+
+	"github.com/vishvananda/netlink"
+	vnetns "github.com/vishvananda/netns"
+
+	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/netagent/proxy"
+	"github.com/skiff-dev/skiff/netagent/proxy/iptables"
+	"github.com/skiff-dev/skiff/netagent/proxy/nftables"
+)
+
+// ipvsProcFile exists when the kernel has IPVS.
+const ipvsProcFile = "/proc/net/ip_vs"
+
+// RunProxy is the ProxyFunc of `skiff agent` and the built-in agent: it
+// builds the backend p.Mode names (iptables by default, nftables; ipvs is
+// refused), programming the node's network namespace (p.NetNS; nil is the
+// agent's own), and runs the proxy core on the agent's Service and
+// EndpointSlice informers until ctx ends.
+//
+// The masquerade range (proxy.Config.ClusterCIDR) is the node's podCIDR:
+// the agent is not told the cluster CIDR, so traffic from other nodes'
+// pods to a ClusterIP is masqueraded too (it works; only the client IP is
+// lost).
+func RunProxy(ctx context.Context, p ProxyParams) error {
+	mode := p.Mode
+	if mode == "" {
+		mode = "iptables"
+	}
+	switch mode {
+	case "iptables", "nftables":
+	case "ipvs":
+		if _, err := os.Stat(ipvsProcFile); err != nil {
+			return fmt.Errorf("--proxy-mode ipvs: this kernel has no IPVS (%s missing)", ipvsProcFile)
+		}
+		return errors.New("--proxy-mode ipvs: not implemented in this build; use iptables or nftables")
+	default:
+		return fmt.Errorf("--proxy-mode %q: want iptables, nftables or ipvs", p.Mode)
+	}
+	if p.Informers == nil {
+		return errors.New("netagent: proxy: no informers")
+	}
+	log := p.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+
+	// A handle on the node's namespace, for the netlink sockets (nftables,
+	// conntrack) and, as /proc/self/fd/N, for the iptables tools.
+	ns := vnetns.None()
+	if p.NetNS != nil {
+		if err := p.NetNS(func() error {
+			h, err := vnetns.Get()
+			ns = h
+			return err
+		}); err != nil {
+			return fmt.Errorf("netagent: proxy: node netns: %w", err)
+		}
+		defer ns.Close()
+	}
+
+	var backend proxy.Backend
+	switch mode {
+	case "iptables":
+		ex := iptables.OSExec{}
+		if ns.IsOpen() {
+			ex.NetNS = fmt.Sprintf("/proc/self/fd/%d", int(ns))
+		}
+		b, err := iptables.New(ctx, iptables.Config{Exec: ex, Logger: log})
+		if err != nil {
+			return fmt.Errorf("netagent: proxy: %w", err)
+		}
+		backend = b
+	case "nftables":
+		opts := nftables.NetlinkOptions{}
+		if ns.IsOpen() {
+			opts.NetNSFd = int(ns)
+		}
+		k, err := nftables.NewNetlink(opts)
+		if err != nil {
+			return fmt.Errorf("netagent: proxy: %w", err)
+		}
+		defer k.Close()
+		b, err := nftables.New(nftables.Config{Kernel: k, Logger: log})
+		if err != nil {
+			return fmt.Errorf("netagent: proxy: %w", err)
+		}
+		backend = b
+	}
+
+	ct := proxy.NetlinkConntrack{}
+	if ns.IsOpen() {
+		h, err := netlink.NewHandleAt(ns)
+		if err != nil {
+			return fmt.Errorf("netagent: proxy: netlink handle in the node netns: %w", err)
+		}
+		defer h.Close()
+		ct.Handle = h
+	}
+
+	res := lookupResources()
+	opts := func(name string) client.InformerOptions {
+		return client.InformerOptions{Logger: log.With("informer", name)}
+	}
+	px, err := proxy.New(proxy.Config{
+		NodeName:    p.NodeName,
+		NodeIPs:     p.NodeIPs,
+		ClusterCIDR: p.PodCIDR,
+		ServiceCIDR: p.ServiceCIDR,
+		Conntrack:   ct,
+		Listen: func(ctx context.Context, network, address string) (ln net.Listener, err error) {
+			err = p.NetNS.do(func() error {
+				var lc net.ListenConfig
+				ln, err = lc.Listen(ctx, network, address)
+				return err
+			})
+			return ln, err
+		},
+	}, backend, p.Informers.For(res.services, opts("services")), p.Informers.For(res.slices, opts("endpointslices")), log)
+	if err != nil {
+		return fmt.Errorf("netagent: proxy: %w", err)
+	}
+	log.Info("service proxy running", "mode", mode, "node", p.NodeName)
+	return px.Run(ctx)
+}
