@@ -11,6 +11,9 @@
 set -euo pipefail
 GO="${GO:-go}"
 cd "$(dirname "$0")/../test/kubectl-compat"
+# The module replaces Skiff with ../..: new Skiff dependencies must show in
+# its go.sum too; tidy keeps the two in step (it changes nothing otherwise).
+"$GO" mod tidy
 "$GO" vet ./...
 echo "kubectl-compat: kubectl built from k8s.io/kubectl"
 "$GO" test -count=1 -timeout 10m ./...
