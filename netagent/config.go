@@ -41,6 +41,9 @@ type Config struct {
 	Runtime string
 	// ProxyMode is handed to Deps.Proxy.
 	ProxyMode string
+	// ClusterCIDR is the whole pod range (the server's --cluster-cidr); the
+	// proxy masquerades traffic from outside it. Zero: the node's podCIDR.
+	ClusterCIDR netip.Prefix
 	// ClusterDomain is the DNS domain (default cluster.local).
 	ClusterDomain string
 	// DNSListenPort is the node DNS's port on the bridge gateway (default
@@ -194,6 +197,7 @@ type ProxyParams struct {
 	NodeIPs     []netip.Addr
 	Mode        string
 	PodCIDR     netip.Prefix
+	ClusterCIDR netip.Prefix // zero: PodCIDR
 	ServiceCIDR netip.Prefix
 	// Client is the node's API client; Informers are the agent's shared
 	// informers (Services and EndpointSlices are registered and running).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"os"
 
 	"github.com/vishvananda/netlink"
@@ -26,10 +27,10 @@ const ipvsProcFile = "/proc/net/ip_vs"
 // agent's own), and runs the proxy core on the agent's Service and
 // EndpointSlice informers until ctx ends.
 //
-// The masquerade range (proxy.Config.ClusterCIDR) is the node's podCIDR:
-// the agent is not told the cluster CIDR, so traffic from other nodes'
-// pods to a ClusterIP is masqueraded too (it works; only the client IP is
-// lost).
+// The masquerade range (proxy.Config.ClusterCIDR) is p.ClusterCIDR (the
+// server's --cluster-cidr); when the agent was not told it, the node's
+// podCIDR, and then traffic from other nodes' pods to a ClusterIP is
+// masqueraded too (it works; only the client IP is lost).
 func RunProxy(ctx context.Context, p ProxyParams) error {
 	mode := p.Mode
 	if mode == "" {
@@ -113,7 +114,7 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 	px, err := proxy.New(proxy.Config{
 		NodeName:    p.NodeName,
 		NodeIPs:     p.NodeIPs,
-		ClusterCIDR: p.PodCIDR,
+		ClusterCIDR: clusterCIDR(p),
 		ServiceCIDR: p.ServiceCIDR,
 		Conntrack:   ct,
 		Listen: func(ctx context.Context, network, address string) (ln net.Listener, err error) {
@@ -130,4 +131,13 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 	}
 	log.Info("service proxy running", "mode", mode, "node", p.NodeName)
 	return px.Run(ctx)
+}
+
+// clusterCIDR is the masquerade range: the cluster's pod range when known,
+// else the node's own podCIDR.
+func clusterCIDR(p ProxyParams) netip.Prefix {
+	if p.ClusterCIDR.IsValid() {
+		return p.ClusterCIDR
+	}
+	return p.PodCIDR
 }

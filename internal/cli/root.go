@@ -185,6 +185,7 @@ adopts them.`,
 	f.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "pod runtime: auto, containerd or process")
 	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
 	f.StringVar(&cfg.ClusterDomain, "cluster-domain", cfg.ClusterDomain, "DNS domain of the cluster")
+	f.StringVar(&cfg.ClusterCIDR, "cluster-cidr", cfg.ClusterCIDR, "the cluster's pod range (the server's --cluster-cidr): the proxy masquerades traffic from outside it")
 	f.StringSliceVar(&cfg.DNSUpstream, "dns-upstream", nil, "upstream resolvers of the node DNS for non-cluster names (default: /etc/resolv.conf)")
 	f.StringVar(&cfg.NetNS, "netns", cfg.NetNS, "network namespace (path) for the pod network, node DNS and probes; default: the agent's own")
 	return cmd

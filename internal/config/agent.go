@@ -18,6 +18,7 @@ type Agent struct {
 	Runtime       string   // --runtime auto|containerd|process
 	ProxyMode     string   // --proxy-mode
 	ClusterDomain string   // --cluster-domain
+	ClusterCIDR   string   // --cluster-cidr: traffic from outside it is masqueraded
 	DNSUpstream   []string // --dns-upstream; nil = /etc/resolv.conf
 	// NetNS (--netns) is a network namespace path the agent builds its pod
 	// network, node DNS and probes in; "" is the agent's own namespace.
@@ -33,12 +34,14 @@ func AgentDefaults() Agent {
 		Runtime:       "auto",
 		ProxyMode:     "iptables",
 		ClusterDomain: "cluster.local",
+		ClusterCIDR:   "10.244.0.0/16",
 	}
 }
 
 // ParsedAgent holds the validated forms of Agent's strings.
 type ParsedAgent struct {
-	NodeIPs []netip.Addr
+	NodeIPs     []netip.Addr
+	ClusterCIDR netip.Prefix
 }
 
 // Parse validates the agent configuration.
@@ -57,6 +60,13 @@ func (c Agent) Parse() (ParsedAgent, error) {
 			return p, fmt.Errorf("--node-ip %q: %w", s, err)
 		}
 		p.NodeIPs = append(p.NodeIPs, a)
+	}
+	if c.ClusterCIDR != "" {
+		cc, err := netip.ParsePrefix(c.ClusterCIDR)
+		if err != nil {
+			return p, fmt.Errorf("--cluster-cidr %q: %w", c.ClusterCIDR, err)
+		}
+		p.ClusterCIDR = cc.Masked()
 	}
 	if c.DataDir == "" {
 		return p, fmt.Errorf("--data-dir must not be empty")
