@@ -219,3 +219,38 @@ func defaultPatcher(ctx context.Context, contentType string, original, patch []b
 		return nil, NewUnsupportedMediaType(contentType, mediaJSONPatch, mediaMergePatch, mediaStrategicPatch)
 	}
 }
+
+// readRequest checks a write request's fieldValidation and media type and
+// reads its body (within the size limit).
+func (h *handler) readRequest() (fieldValidation, string, []byte, error) {
+	fv, err := parseFieldValidation(h.req)
+	if err != nil {
+		return fv, "", nil, err
+	}
+	mt, err := mediaType(h.req)
+	if err != nil {
+		return fv, "", nil, err
+	}
+	body, err := readBody(h.req, h.s.maxBody)
+	return fv, mt, body, err
+}
+
+// readObject reads and strictly decodes the request's object, sends any
+// field-validation warnings, and checks its apiVersion, kind, name and
+// namespace against the path (fillName: an empty body name takes the
+// path's).
+func (h *handler) readObject(fillName bool) (api.Object, error) {
+	fv, mt, body, err := h.readRequest()
+	if err != nil {
+		return nil, err
+	}
+	obj, warnings, err := decodeObject(h.r.info, mt, body, fv)
+	if err != nil {
+		return nil, err
+	}
+	addWarnings(h.w, warnings)
+	if err := h.checkBodyMeta(obj, fillName); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}

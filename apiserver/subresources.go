@@ -273,17 +273,7 @@ type objectRef struct {
 // PodScheduled=True condition.
 func (h *handler) bind() {
 	ctx := h.req.Context()
-	fv, err := parseFieldValidation(h.req)
-	if err != nil {
-		writeErr(h.w, err)
-		return
-	}
-	mt, err := mediaType(h.req)
-	if err != nil {
-		writeErr(h.w, err)
-		return
-	}
-	body, err := readBody(h.req, h.s.maxBody)
+	fv, mt, body, err := h.readRequest()
 	if err != nil {
 		writeErr(h.w, err)
 		return
@@ -431,28 +421,8 @@ func (h *handler) logs() {
 // removed in the same transaction.
 func (h *handler) finalize() {
 	ctx := h.req.Context()
-	fv, err := parseFieldValidation(h.req)
+	obj, err := h.readObject(true)
 	if err != nil {
-		writeErr(h.w, err)
-		return
-	}
-	mt, err := mediaType(h.req)
-	if err != nil {
-		writeErr(h.w, err)
-		return
-	}
-	body, err := readBody(h.req, h.s.maxBody)
-	if err != nil {
-		writeErr(h.w, err)
-		return
-	}
-	obj, warnings, err := decodeObject(h.r.info, mt, body, fv)
-	if err != nil {
-		writeErr(h.w, err)
-		return
-	}
-	addWarnings(h.w, warnings)
-	if err := h.checkBodyMeta(obj, true); err != nil {
 		writeErr(h.w, err)
 		return
 	}

@@ -164,28 +164,8 @@ func (h *handler) checkBodyMeta(obj api.Object, fillName bool) error {
 
 func (h *handler) create() {
 	ctx := h.req.Context()
-	fv, err := parseFieldValidation(h.req)
+	obj, err := h.readObject(false)
 	if err != nil {
-		writeErr(h.w, err)
-		return
-	}
-	mt, err := mediaType(h.req)
-	if err != nil {
-		writeErr(h.w, err)
-		return
-	}
-	body, err := readBody(h.req, h.s.maxBody)
-	if err != nil {
-		writeErr(h.w, err)
-		return
-	}
-	obj, warnings, err := decodeObject(h.r.info, mt, body, fv)
-	if err != nil {
-		writeErr(h.w, err)
-		return
-	}
-	addWarnings(h.w, warnings)
-	if err := h.checkBodyMeta(obj, false); err != nil {
 		writeErr(h.w, err)
 		return
 	}
@@ -291,28 +271,8 @@ func (h *handler) get() {
 // update serves PUT on the object and on its status.
 func (h *handler) update() {
 	ctx := h.req.Context()
-	fv, err := parseFieldValidation(h.req)
+	obj, err := h.readObject(true)
 	if err != nil {
-		writeErr(h.w, err)
-		return
-	}
-	mt, err := mediaType(h.req)
-	if err != nil {
-		writeErr(h.w, err)
-		return
-	}
-	body, err := readBody(h.req, h.s.maxBody)
-	if err != nil {
-		writeErr(h.w, err)
-		return
-	}
-	obj, warnings, err := decodeObject(h.r.info, mt, body, fv)
-	if err != nil {
-		writeErr(h.w, err)
-		return
-	}
-	addWarnings(h.w, warnings)
-	if err := h.checkBodyMeta(obj, true); err != nil {
 		writeErr(h.w, err)
 		return
 	}
