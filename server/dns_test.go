@@ -127,6 +127,9 @@ func dnsFixture(t *testing.T, c *client.Client) string {
 	pod.Status.Phase = api.PodRunning
 	pod.Status.PodIP = "10.244.5.20"
 	pod.Status.PodIPs = []api.PodIP{{IP: "10.244.5.20"}}
+	// Unconditional (no resourceVersion): the scheduler may have written
+	// the pod's status (PodScheduled=False, no nodes) in the meantime.
+	pod.ResourceVersion = ""
 	if err := c.UpdateStatus(ctx, resPods, dnsNS, pod); err != nil {
 		t.Fatalf("pod status: %v", err)
 	}
