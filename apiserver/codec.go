@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/apiserver/protobuf"
 )
 
 // Media types the server decodes.
@@ -24,6 +25,7 @@ const (
 	mediaMergePatch     = "application/merge-patch+json"
 	mediaJSONPatch      = "application/json-patch+json"
 	mediaStrategicPatch = "application/strategic-merge-patch+json"
+	mediaProtobuf       = protobuf.MediaType
 )
 
 // fieldValidation is how unknown and duplicate fields are treated.
@@ -58,7 +60,7 @@ func mediaType(r *http.Request) (string, error) {
 	}
 	mt, _, err := parseMediaTypeFast(ct)
 	if err != nil {
-		return "", NewUnsupportedMediaType(ct, mediaJSON, mediaYAML)
+		return "", NewUnsupportedMediaType(ct, mediaJSON, mediaYAML, mediaProtobuf)
 	}
 	return mt, nil
 }
@@ -97,7 +99,8 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 	return buf, nil
 }
 
-// toJSON converts a body of media type mt to JSON.
+// toJSON converts a body of media type mt to JSON. A protobuf body becomes
+// the JSON of the same object (package protobuf), decoded strictly after.
 func toJSON(mt string, body []byte, v fieldValidation) ([]byte, error) {
 	switch mt {
 	case mediaJSON:
@@ -116,8 +119,19 @@ func toJSON(mt string, body []byte, v fieldValidation) ([]byte, error) {
 			return nil, NewBadRequest(fmt.Sprintf("error decoding YAML: %v", err))
 		}
 		return j, nil
+	case mediaProtobuf:
+		j, err := protobuf.ToJSON(body, v == validationStrict)
+		switch {
+		case errors.Is(err, protobuf.ErrUnsupportedKind):
+			return nil, NewUnsupportedMediaType(mt, mediaJSON, mediaYAML)
+		case errors.Is(err, protobuf.ErrUnknownField):
+			return nil, NewBadRequest("strict decoding error: " + err.Error())
+		case err != nil:
+			return nil, NewBadRequest(fmt.Sprintf("error decoding protobuf: %v", err))
+		}
+		return j, nil
 	default:
-		return nil, NewUnsupportedMediaType(mt, mediaJSON, mediaYAML)
+		return nil, NewUnsupportedMediaType(mt, mediaJSON, mediaYAML, mediaProtobuf)
 	}
 }
 

@@ -20,7 +20,7 @@ func FuzzDecode(f *testing.F) {
 	for i, s := range seeds {
 		f.Add([]byte(s), uint8(i), uint8(i))
 	}
-	media := []string{mediaJSON, mediaYAML, "text/plain"}
+	media := []string{mediaJSON, mediaYAML, mediaProtobuf, "text/plain"}
 	f.Fuzz(func(t *testing.T, body []byte, mtSel, fvSel uint8) {
 		mt := media[int(mtSel)%len(media)]
 		fv := fieldValidation(int(fvSel) % 3)

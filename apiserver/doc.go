@@ -20,7 +20,9 @@
 //	log (get), finalize (update, namespaces)
 //
 // A write decodes the body strictly (sigs.k8s.io/json; unknown or duplicate
-// fields are 400 naming their path unless fieldValidation says otherwise),
+// fields are 400 naming their path unless fieldValidation says otherwise;
+// JSON, YAML, or Kubernetes protobuf, which package protobuf turns into the
+// same JSON first; answers are JSON whatever the Accept header),
 // fills server-owned metadata, defaults and validates (422 with one cause per
 // field error), and then runs one store transaction that re-reads the stored
 // object, checks resourceVersion preconditions (409), checks the namespace
