@@ -496,7 +496,7 @@ func (d *decoder) value(k kind, msg int, wt int, v uint64, b []byte, depth int) 
 		case 1:
 			var buf bytes.Buffer
 			writeString(&buf, strVal)
-			return buf.Bytes(), strVal == "", nil
+			return buf.Bytes(), false, nil
 		}
 		return nil, false, fmt.Errorf("%w: IntOrString type %d", ErrMalformed, typ)
 	case kindQuantity:

@@ -79,9 +79,8 @@ func run(m *testing.M) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	// client-go's typed clients send built-in objects as protobuf unless
-	// told otherwise; Skiff decodes JSON only (see README: protobuf).
-	rc.ContentType = "application/json"
+	// No ContentType: client-go's typed clients then send built-in objects
+	// as protobuf (and accept protobuf or JSON), as kubectl's do.
 	if env.cs, err = kubernetes.NewForConfig(rc); err != nil {
 		return 0, err
 	}
@@ -144,11 +143,11 @@ func kubectlErr(t *testing.T, args ...string) (string, string, error) {
 	return out.String(), errOut.String(), err
 }
 
-// namespace creates a namespace for one test with kubectl apply (kubectl
-// create namespace sends protobuf, which Skiff does not decode).
+// namespace creates a namespace for one test with kubectl create (which
+// sends it as protobuf).
 func namespace(t *testing.T, name string) string {
 	t.Helper()
-	kubectl(t, "apply", "-f", manifest(t, "ns.yaml", "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: "+name+"\n"))
+	kubectl(t, "create", "namespace", name)
 	return name
 }
 
