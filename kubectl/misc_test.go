@@ -273,6 +273,32 @@ func TestKubeconfigResolution(t *testing.T) {
 	h.fails(1, "error: You must be logged in to the server", "get", "svc", "--kubeconfig", bad)
 }
 
+// The connection flags may come before the verb, as kubectl allows; so
+// may a verb's own flags that take a value (a bool flag such as -A may
+// not, in kubectl either: it would take the verb for its value).
+func TestGlobalFlagsBeforeTheVerb(t *testing.T) {
+	h := newHarness(t)
+	h.ok("create", "-f", h.writeFile("svcs.yaml", twoServices))
+	delete(h.env, "KUBECONFIG")
+	for _, args := range [][]string{
+		{"--kubeconfig", h.kubeconfig, "get", "svc", "front", "-o", "name"},
+		{"--kubeconfig=" + h.kubeconfig, "get", "svc", "front", "-o", "name"},
+		{"--data-dir", shared.dataDir, "-n", h.ns, "get", "svc", "front", "-o", "name"},
+		{"-n", h.ns, "--data-dir=" + shared.dataDir, "get", "svc", "front", "-o", "name"},
+		{"--namespace=" + h.ns, "--data-dir", shared.dataDir, "-o", "name", "get", "svc", "front"},
+		{"-n" + h.ns, "--data-dir", shared.dataDir, "get", "-o", "name", "svc", "front"},
+	} {
+		if out := h.ok(args...); out != "service/front\n" {
+			t.Errorf("skiff %s: %q", strings.Join(args, " "), out)
+		}
+	}
+	// kube-system through -n before the verb.
+	if out := h.ok("--data-dir", shared.dataDir, "-n", "kube-system", "get", "svc", "-o", "name"); !strings.Contains(out, "service/kube-dns") && out != "" {
+		t.Errorf("-n kube-system get svc: %q", out)
+	}
+	h.fails(1, `Error from server (NotFound): services "front" not found`, "--data-dir", shared.dataDir, "-n", "kube-system", "get", "svc", "front")
+}
+
 func TestVersionAndAPIResources(t *testing.T) {
 	h := newHarness(t)
 	if out := h.ok("version"); out != "Client Version: v1.31.0-skiff\nServer Version: v1.31.0-skiff\n" {
