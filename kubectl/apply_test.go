@@ -162,11 +162,11 @@ func TestDelete(t *testing.T) {
 	h.kubelet()
 	file := h.writeFile("svcs.yaml", twoServices)
 	h.ok("apply", "-f", file)
-	if out := h.ok("delete", "svc", "front"); out != "service \"front\" deleted\n" {
+	if out := h.ok("delete", "svc", "front"); out != "service \"front\" deleted from "+h.ns+" namespace\n" {
 		t.Fatalf("delete: %q", out)
 	}
 	r := h.fails(1, `Error from server (NotFound): services "front" not found`, "delete", "svc", "front", "back")
-	if r.stdout != "service \"back\" deleted\n" {
+	if r.stdout != "service \"back\" deleted from "+h.ns+" namespace\n" {
 		t.Fatalf("delete with a missing name: %s", r)
 	}
 	if r := h.run("delete", "svc", "front", "--ignore-not-found"); r.code != 0 {
@@ -174,13 +174,13 @@ func TestDelete(t *testing.T) {
 	}
 
 	h.ok("apply", "-f", file)
-	if out := h.ok("delete", "-f", file); out != "service \"front\" deleted\nservice \"back\" deleted\n" {
+	if out := h.ok("delete", "-f", file); out != "service \"front\" deleted from "+h.ns+" namespace\nservice \"back\" deleted from "+h.ns+" namespace\n" {
 		t.Fatalf("delete -f: %q", out)
 	}
 
 	h.ok("apply", "-f", file)
 	h.ok("apply", "-f", h.writeFile("web.yaml", webV1))
-	if out := h.ok("delete", "svc", "-l", "app=front"); out != "service \"front\" deleted\n" {
+	if out := h.ok("delete", "svc", "-l", "app=front"); out != "service \"front\" deleted from "+h.ns+" namespace\n" {
 		t.Fatalf("delete -l: %q", out)
 	}
 	if r := h.run("delete", "svc", "-l", "app=nothing"); r.code != 0 || r.stderr != "No resources found\n" {
@@ -195,7 +195,7 @@ func TestDelete(t *testing.T) {
 		_ = h.c.List(context.Background(), resPods, h.ns, listAll, &list)
 		return len(list.Items) == 2, ""
 	})
-	if out := h.ok("delete", "deployment.apps/web", "--cascade=foreground", "--timeout=20s"); out != "deployment.apps \"web\" deleted\n" {
+	if out := h.ok("delete", "deployment.apps/web", "--cascade=foreground", "--timeout=20s"); out != "deployment.apps \"web\" deleted from "+h.ns+" namespace\n" {
 		t.Fatalf("delete deployment: %q", out)
 	}
 	var list api.PodList
@@ -214,10 +214,19 @@ func TestDelete(t *testing.T) {
 		h.getObj(resPods, "one", &p)
 		return p.Status.Phase == api.PodRunning, p.Status.Phase
 	})
-	if out := h.ok("delete", "pod", "one", "--timeout=20s"); out != "pod \"one\" deleted\n" {
+	if out := h.ok("delete", "pod", "one", "--timeout=20s"); out != "pod \"one\" deleted from "+h.ns+" namespace\n" {
 		t.Fatalf("delete pod: %q", out)
 	}
 	if err := h.c.Get(context.Background(), resPods, h.ns, "one", &api.Pod{}); !client.IsNotFound(err) {
 		t.Fatalf("pod still there after delete --wait: %v", err)
+	}
+	h.ok("run", "two", "--image=busybox")
+	if r := h.run("delete", "pod", "two", "--force"); r.code != 0 || r.stdout != "pod \"two\" force deleted from "+h.ns+" namespace\n" {
+		t.Fatalf("delete --force: %s", r)
+	}
+	// A cluster-scoped object names no namespace.
+	h.ok("create", "namespace", h.ns+"-x")
+	if out := h.ok("delete", "namespace", h.ns+"-x", "--wait=false"); out != "namespace \""+h.ns+"-x\" deleted\n" {
+		t.Fatalf("delete namespace: %q", out)
 	}
 }

@@ -183,7 +183,7 @@ func (o *deleteOptions) run(ctx context.Context, cmd *cobra.Command, s *session,
 			fmt.Fprintln(s.env.ErrOut, errorText(err))
 			continue
 		}
-		fmt.Fprintf(s.env.Out, "%s %q deleted\n", kindGroup(v.info), v.name)
+		fmt.Fprintf(s.env.Out, "%s %q %s\n", kindGroup(v.info), v.name, deletedText(grace == 0, v.ns))
 		deleted = append(deleted, pending{victim: v, uid: before.Metadata.UID})
 	}
 	if o.wait {
@@ -239,4 +239,18 @@ func (o *deleteOptions) waitGone(ctx context.Context, s *session, v victim, uid 
 		case <-t.C:
 		}
 	}
+}
+
+// deletedText is what kubectl (1.33 and later) prints after a deleted
+// object's name: "deleted", "force deleted" for a zero grace period, and
+// " from NS namespace" for a namespaced object.
+func deletedText(force bool, ns string) string {
+	t := "deleted"
+	if force {
+		t = "force deleted"
+	}
+	if ns != "" {
+		t += " from " + ns + " namespace"
+	}
+	return t
 }

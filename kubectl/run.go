@@ -204,7 +204,7 @@ func (o *runOptions) run(ctx context.Context, s *session, name string, rest []st
 		if err := s.c.Delete(dctx, podInfo, s.ns, name, client.DeleteOptions{GracePeriodSeconds: &zero}); err != nil && !client.IsNotFound(err) {
 			fmt.Fprintln(s.env.ErrOut, errorText(err))
 		} else if err == nil {
-			fmt.Fprintf(s.env.Out, "pod %q deleted\n", name)
+			fmt.Fprintf(s.env.Out, "pod %q %s\n", name, deletedText(false, s.ns))
 		}
 	}
 	return runErr

@@ -69,7 +69,7 @@ func TestSeedCommands(t *testing.T) {
 
 	r := h.run("run", "health-check", "--restart=Never", "--image=curlimages/curl", "--rm", "-it", "--",
 		"sh", "-c", "curl -s http://data-channel:9090/metrics")
-	if r.code != 0 || !strings.Contains(r.stdout, `pod "health-check" deleted`) {
+	if r.code != 0 || !strings.Contains(r.stdout, `pod "health-check" deleted from `+h.ns+` namespace`) {
 		t.Fatalf("run: %s", r)
 	}
 	// No log source is configured in this server: the note says so.
