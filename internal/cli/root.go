@@ -56,8 +56,13 @@ func NewRoot(r Runners, stdout io.Writer) *cobra.Command {
 // gives the exit status.
 func NewRootWith(r Runners, env kubectl.Env) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "skiff",
-		Short:         "Skiff: the Kubernetes Service flow in one binary",
+		Use:   "skiff",
+		Short: "Skiff: the Kubernetes Service flow in one binary",
+		Long: `Skiff: the Kubernetes Service flow in one binary.
+
+The cluster verbs (get, apply, expose, ...) take --kubeconfig, --data-dir
+and -n/--namespace before or after the verb, as kubectl does:
+  skiff -n kube-system get pods`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
