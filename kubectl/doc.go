@@ -9,7 +9,9 @@
 // get, describe, apply, create (-f, namespace, deployment, service),
 // delete, expose, scale, rollout (status, undo, restart, history, pause,
 // resume), run, logs, label, annotate, edit, api-resources, version. Each
-// takes --kubeconfig, --data-dir and -n/--namespace. Resource arguments
+// takes --kubeconfig, --data-dir and -n/--namespace, which (like any flag
+// with a value) may also precede the verb, as in kubectl: `skiff -n
+// kube-system get pods`. Resource arguments
 // are kubectl's: TYPE[,TYPE] [NAME...] or TYPE/NAME..., with plural,
 // singular, short (svc, po, deploy, sts, ns, no, ev) and kind names,
 // optionally group-qualified (deployments.apps).
@@ -67,7 +69,9 @@
 //     consumes; rollout restart sets the template annotation
 //     kubectl.kubernetes.io/restartedAt.
 //   - delete waits (--wait, default true) until each object is gone or
-//     replaced by one with another uid.
+//     replaced by one with another uid, and prints kubectl 1.37's
+//     `service "x" deleted from NS namespace` ("force deleted" with a zero
+//     grace period; no namespace for cluster-scoped objects).
 //   - run -i/-t/--attach cannot attach (Skiff has no attach): it waits for
 //     the pod to start, streams its log, waits for it to end and, with
 //     --rm, deletes it. Without a log source (no node agent) it says so.
