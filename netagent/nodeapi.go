@@ -381,7 +381,7 @@ func (a *Agent) ContainerLogs(ctx context.Context, namespace, name string, o Log
 		}
 		found = true
 		if o.Previous {
-			if t := cs.LastTerminationState.Terminated; t != nil {
+			if t := cs.LastState.Terminated; t != nil {
 				id = t.ContainerID
 			}
 		} else {

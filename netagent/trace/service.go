@@ -3,7 +3,9 @@ package trace
 import (
 	"cmp"
 	"fmt"
+	"net"
 	"net/netip"
+	"strconv"
 	"slices"
 	"strings"
 
@@ -239,7 +241,7 @@ func Probabilities(mode string, rules []api.TraceRule, eps []api.TraceEndpoint) 
 	var warns []string
 	known := map[string]bool{}
 	for i := range eps {
-		k := netip.AddrPortFrom(netip.MustParseAddr(eps[i].IP), uint16(eps[i].Port)).String()
+		k := net.JoinHostPort(eps[i].IP, strconv.Itoa(int(eps[i].Port)))
 		known[k] = true
 		eps[i].Probability = round(share[k])
 		if len(rules) > 0 && share[k] == 0 && eps[i].Ready {
