@@ -12,6 +12,8 @@ import (
 
 	gnft "github.com/google/nftables"
 	"github.com/google/nftables/expr"
+	mdnetlink "github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/netagent/proxy"
@@ -84,11 +86,12 @@ func (n *Netlink) traceRules(ctx context.Context, f Family, table string, dst ne
 			return nil, err
 		}
 		for _, e := range els {
-			if !bytes.Equal(e.Key, m.key) || e.VerdictData == nil {
+			v := elementVerdict(e)
+			if !bytes.Equal(e.Key, m.key) || v == nil {
 				continue
 			}
-			w.out = append(w.out, api.TraceRule{Table: tname, Chain: m.set, Text: m.text + " : " + verdictText(e.VerdictData)})
-			if ch := e.VerdictData.Chain; ch != "" {
+			w.out = append(w.out, api.TraceRule{Table: tname, Chain: m.set, Text: m.text + " : " + verdictText(v)})
+			if ch := v.Chain; ch != "" && v.Kind != expr.VerdictReturn {
 				if err := w.walk(ch, 1); err != nil {
 					return nil, err
 				}
@@ -99,6 +102,39 @@ func (n *Netlink) traceRules(ctx context.Context, f Family, table string, dst ne
 		}
 	}
 	return w.out, nil
+}
+
+// elementVerdict decodes a vmap element's verdict: google/nftables leaves
+// it in Val as the nested NFTA_VERDICT_CODE / NFTA_VERDICT_CHAIN
+// attributes.
+func elementVerdict(e gnft.SetElement) *expr.Verdict {
+	if e.VerdictData != nil {
+		return e.VerdictData
+	}
+	ad, err := mdnetlink.NewAttributeDecoder(e.Val)
+	if err != nil {
+		return nil
+	}
+	ad.ByteOrder = binary.BigEndian
+	var v *expr.Verdict
+	for ad.Next() {
+		switch ad.Type() {
+		case unix.NFTA_VERDICT_CODE:
+			if v == nil {
+				v = &expr.Verdict{}
+			}
+			v.Kind = expr.VerdictKind(int32(ad.Uint32()))
+		case unix.NFTA_VERDICT_CHAIN:
+			if v == nil {
+				v = &expr.Verdict{}
+			}
+			v.Chain = strings.TrimRight(ad.String(), "\x00")
+		}
+	}
+	if ad.Err() != nil {
+		return nil
+	}
+	return v
 }
 
 type nlWalker struct {
@@ -193,7 +229,7 @@ func (w *nlWalker) walk(chain string, share float64) error {
 				return err
 			}
 			left -= part
-			if d.verdict.Kind == expr.VerdictGoto && !d.conditional {
+			if d.verdict.Kind == expr.VerdictGoto && !d.conditional && d.numgenMod == 0 {
 				return nil
 			}
 		default:
@@ -221,6 +257,7 @@ func describe(f Family, exprs []expr.Any) ruleDesc {
 	var parts []string
 	var ng *expr.Numgen
 	var imm [][]byte
+	var mask []byte
 	for i, e := range exprs {
 		switch x := e.(type) {
 		case *expr.Meta:
@@ -252,6 +289,10 @@ func describe(f Family, exprs []expr.Any) ruleDesc {
 					op = "!="
 				}
 				parts[len(parts)-1] += " " + op + " " + cmpData(x.Data)
+				if ones := maskOnes(mask); mask != nil && len(mask) == len(x.Data) && ones < 8*len(mask) {
+					parts[len(parts)-1] += fmt.Sprintf("/%d", ones)
+				}
+				mask = nil
 			}
 		case *expr.Fib:
 			parts = append(parts, "fib addr type local")
@@ -295,7 +336,7 @@ func describe(f Family, exprs []expr.Any) ruleDesc {
 		case *expr.Dynset:
 			parts = append(parts, fmt.Sprintf("update @%s { %s saddr }", x.SetName, f))
 		case *expr.Bitwise:
-			// part of a prefix or mark test
+			mask = x.Mask // a prefix (or mark) test: the Cmp that follows shows it
 		case *expr.Verdict:
 			d.verdict = x
 			parts = append(parts, verdictText(x))
@@ -308,6 +349,20 @@ func describe(f Family, exprs []expr.Any) ruleDesc {
 	}
 	d.text = strings.Join(parts, " ")
 	return d
+}
+
+// maskOnes counts the leading one bits of a prefix mask.
+func maskOnes(m []byte) int {
+	n := 0
+	for _, b := range m {
+		for i := 7; i >= 0; i-- {
+			if b&(1<<i) == 0 {
+				return n
+			}
+			n++
+		}
+	}
+	return n
 }
 
 func cmpData(b []byte) string {
