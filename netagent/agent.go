@@ -74,10 +74,10 @@ type Agent struct {
 	gateway     netip.Addr
 	dnsAddr     string
 	pm          *podManager
-	phase       string // what the agent is doing before it is ready
-	napi        *nodeAPI               // nil when the node API is off
+	phase       string                  // what the agent is doing before it is ready
+	napi        *nodeAPI                // nil when the node API is off
 	inf         *client.SharedInformers // set once the pod network is up
-	tracer      proxyTracer            // the proxy backend's rule reader
+	tracer      proxyTracer             // the proxy backend's rule reader
 }
 
 // setPhase records what a starting agent waits for (reported as the

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/skiff-dev/skiff/api"
