@@ -27,7 +27,6 @@ import (
 	"github.com/skiff-dev/skiff/server"
 )
 
-
 // newTraceNode is a node with the real proxy in mode and the node API on
 // loopback (the agent's own netns: the test's), as `skiff agent` with
 // --node-api-listen.
