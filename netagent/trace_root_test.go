@@ -23,7 +23,9 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/netagent"
+	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 	"github.com/skiff-dev/skiff/server"
 )
 
@@ -354,5 +356,68 @@ func deletePods(t *testing.T, c *client.Client, names ...string) {
 			err := c.Get(ctx, resPods, "default", name, &api.Pod{})
 			return client.IsNotFound(err), err
 		})
+	}
+}
+
+// TestServerBuiltinAgentLogsAndTrace: the built-in agent of `skiff server`
+// answers logs and traces in-process (no node API listener).
+func TestServerBuiltinAgentLogsAndTrace(t *testing.T) {
+	requireNode(t)
+	ns := netnstest.NewNode(t)
+	cfg := config.ServerDefaults()
+	cfg.DataDir = t.TempDir()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.NoSync = true
+	cfg.ShutdownTimeout = 5 * time.Second
+	cfg.DisableAgent = false
+	cfg.AgentNetNS = ns.Path
+	cfg.AgentNodeName = "server-node"
+	cfg.NodeIP = []string{"192.0.2.20"}
+	cfg.Runtime = "process"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := server.Start(ctx, cfg, testLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Stop(); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	select {
+	case <-s.Agent().Ready():
+	case <-time.After(30 * time.Second):
+		t.Fatal("built-in agent not Ready")
+	}
+	admin, err := s.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &api.Pod{ObjectMeta: api.ObjectMeta{Name: "printer", Namespace: "default"},
+		Spec: api.PodSpec{Containers: []api.Container{{Name: "sh", Image: "skiff", Command: []string{"/bin/sh", "-c",
+			"echo hello from the server node; exec sleep 600"}}}}}
+	if err := admin.Create(ctx, resPods, "default", p); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { deletePods(t, admin, "printer") })
+	waitPod(t, admin, "printer", 30*time.Second, "Running", func(p *api.Pod) bool { return p.Status.Phase == api.PodRunning })
+	eventually(t, 10*time.Second, "the log", func() (bool, error) {
+		var b []byte
+		err := admin.Do(ctx, "GET", "/api/v1/namespaces/default/pods/printer/log", nil, &b)
+		return err == nil && string(b) == "hello from the server node\n", fmt.Errorf("%v: %q", err, b)
+	})
+	var kube api.Service
+	if err := admin.Get(ctx, resServices, "default", "kubernetes", &kube); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := getTrace(ctx, admin, "printer", "https://kubernetes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Pod.NodeName != "server-node" || tr.DNS == nil || tr.DNS.Answer != kube.Spec.ClusterIP ||
+		tr.Service == nil || tr.Service.Name != "kubernetes" || tr.Service.Port != 443 {
+		js, _ := json.MarshalIndent(tr, "", "  ")
+		t.Errorf("trace of https://kubernetes:\n%s", js)
 	}
 }
