@@ -406,6 +406,9 @@ func (a *Agent) ContainerLogs(ctx context.Context, namespace, name string, o Log
 	if errors.Is(err, errLimitReached) {
 		return nil
 	}
+	if err != nil && o.Previous {
+		return nodeAPIErrorf(http.StatusBadRequest, "previous terminated container %q in pod %q not found: the agent removes a container when it restarts it, with its log (%v)", cname, name, err)
+	}
 	if err != nil {
 		return nodeAPIErrorf(http.StatusNotFound, "logs of container %q in pod %s/%s: %v", cname, namespace, name, err)
 	}

@@ -80,13 +80,14 @@ func TestTraceAndLogsRouting(t *testing.T) {
 	// A node API URL whose certificate is not the published one (the
 	// server's own HTTPS port stands for a node that changed its key or
 	// an impostor).
-	if err := ts.c.Get(ctx, resNodes, "", "n1", node); err != nil {
-		t.Fatal(err)
-	}
-	node.Annotations = map[string]string{netagent.AnnotationNodeAPI: ts.URL(), netagent.AnnotationNodeAPICert: strings.Repeat("ab", 32)}
-	if err := ts.c.Update(ctx, resNodes, "", node); err != nil {
-		t.Fatal(err)
-	}
+	eventually(t, 10*time.Second, "n1 annotated", func() (bool, error) { // the controllers write n1 too
+		if err := ts.c.Get(ctx, resNodes, "", "n1", node); err != nil {
+			return false, err
+		}
+		node.Annotations = map[string]string{netagent.AnnotationNodeAPI: ts.URL(), netagent.AnnotationNodeAPICert: strings.Repeat("ab", 32)}
+		err := ts.c.Update(ctx, resNodes, "", node)
+		return err == nil, err
+	})
 	if err := trace(dash, "q"); !isUnavailable(err, "not the one the node published") {
 		t.Errorf("trace, wrong certificate: %v", err)
 	}
