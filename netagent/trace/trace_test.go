@@ -256,3 +256,33 @@ func TestTraceJSONShape(t *testing.T) {
 		}
 	}
 }
+
+func TestHeadlessAndExternalName(t *testing.T) {
+	svc, slices := testService()
+	svc.Spec.ClusterIP, svc.Spec.ClusterIPs, svc.Spec.Type = "None", []string{"None"}, api.ServiceTypeClusterIP
+	ext := &api.Service{ObjectMeta: api.ObjectMeta{Namespace: "default", Name: "cache"},
+		Spec: api.ServiceSpec{Type: api.ServiceTypeExternalName, ExternalName: "redis.example.net"}}
+	all := []*api.Service{svc, ext}
+
+	// A pod address of a headless Service: no Service port matches, the
+	// headless one explains it.
+	dst := netip.MustParseAddr("10.244.1.3")
+	if m, _ := MatchService(all, dst, 8080, "TCP", nil, "backend"); m != nil {
+		t.Fatalf("headless matched a port: %+v", m)
+	}
+	hs, why := Headless(all, slices, dst)
+	if hs == nil || !hs.Headless || hs.Name != "backend" || !strings.Contains(why, "headless") {
+		t.Errorf("headless: %+v %q", hs, why)
+	}
+	if hs, _ := Headless(all, slices, netip.MustParseAddr("10.244.9.9")); hs != nil {
+		t.Errorf("an unknown address is no headless endpoint: %+v", hs)
+	}
+
+	s, why := ExternalName(all, "cache.default.svc.cluster.local.", "cluster.local")
+	if s != ext || !strings.Contains(why, "CNAME to redis.example.net") {
+		t.Errorf("external name: %v %q", s, why)
+	}
+	if s, _ := ExternalName(all, "cache.other.svc.cluster.local.", "cluster.local"); s != nil {
+		t.Errorf("other namespace matched: %v", s)
+	}
+}
