@@ -83,6 +83,9 @@ or name[:port] (http).`,
 	return cmd
 }
 
+// maxConntrackShown caps the conntrack lines of the human output.
+const maxConntrackShown = 10
+
 // PrintTrace writes a trace as its steps, in words.
 func PrintTrace(w io.Writer, tr *api.Trace) error {
 	b := &strings.Builder{}
@@ -186,7 +189,11 @@ func PrintTrace(w io.Writer, tr *api.Trace) error {
 		if len(tr.Conntrack) == 0 {
 			p("   no entry for this address yet (no connection made, or it expired)\n")
 		}
-		for _, c := range tr.Conntrack {
+		shown := tr.Conntrack
+		if len(shown) > maxConntrackShown {
+			shown = shown[:maxConntrackShown]
+		}
+		for _, c := range shown {
 			p("   %s %s -> %s, answered by %s", strings.ToLower(c.Protocol), c.Src, c.Dst, c.ReplySrc)
 			if c.State != "" {
 				p(" %s", c.State)
@@ -195,6 +202,9 @@ func PrintTrace(w io.Writer, tr *api.Trace) error {
 				p(" (expires in %ds)", c.Timeout)
 			}
 			p("\n")
+		}
+		if n := len(tr.Conntrack) - len(shown); n > 0 {
+			p("   ... and %d more (-o json lists them)\n", n)
 		}
 	}
 

@@ -47,6 +47,9 @@ func (a *Agent) traceInformers(inf *client.SharedInformers) {
 	a.mu.Unlock()
 }
 
+// maxConntrack caps the conntrack entries of a trace.
+const maxConntrack = 200
+
 // dnsQueryTimeout bounds each query of the trace's search expansion.
 const dnsQueryTimeout = 2 * time.Second
 
@@ -164,6 +167,10 @@ func (a *Agent) Trace(ctx context.Context, namespace, name, rawURL string) (*api
 	ct, err := a.traceConntrack(dstAP, tg.Protocol)
 	if err != nil {
 		warn(fmt.Sprintf("reading conntrack failed: %v", err))
+	}
+	if len(ct) > maxConntrack {
+		warn(fmt.Sprintf("%d conntrack entries for %s; the trace shows the first %d", len(ct), dstAP, maxConntrack))
+		ct = ct[:maxConntrack]
 	}
 	tr.Conntrack = ct
 	return tr, nil

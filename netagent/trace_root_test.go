@@ -2,6 +2,7 @@ package netagent_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -24,6 +25,7 @@ import (
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/internal/config"
+	"github.com/skiff-dev/skiff/kubectl"
 	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 	"github.com/skiff-dev/skiff/server"
@@ -198,6 +200,28 @@ func TestTraceE2E(t *testing.T) {
 			}
 			if tr3.DNS != nil || tr3.Service != nil || len(tr3.Warnings) == 0 || !strings.Contains(strings.Join(tr3.Warnings, " "), "no TCP port 81") {
 				t.Errorf("wrong port: service %+v warnings %q", tr3.Service, tr3.Warnings)
+			}
+
+			// The CLI, as a user runs it: the steps in words.
+			out := runTraceCLI(t, s, "client", "http://backend")
+			t.Logf("skiff trace client http://backend\n%s", out)
+			for _, want := range []string{
+				`"backend" has 0 dot(s), fewer than ndots 5: the search list is tried first`,
+				"backend.default.svc.cluster.local.  A  NOERROR  " + vip,
+				"=> " + vip,
+				"2. Service default/backend (ClusterIP)",
+				"3. Rules (" + mode,
+				"probability 1/3",
+				"33.3%",
+				"5. Conntrack",
+				"answered by ",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("skiff trace output lacks %q:\n%s", want, out)
+				}
+			}
+			if mode == "iptables" && (!strings.Contains(out, "probability 1/2") || !strings.Contains(out, "probability 1,")) {
+				t.Errorf("skiff trace: iptables output without 1/2 and 1:\n%s", out)
 			}
 
 			if mode == "iptables" { // once is enough for the access checks
@@ -420,4 +444,29 @@ func TestServerBuiltinAgentLogsAndTrace(t *testing.T) {
 		js, _ := json.MarshalIndent(tr, "", "  ")
 		t.Errorf("trace of https://kubernetes:\n%s", js)
 	}
+}
+
+// runTraceCLI runs `skiff trace POD URL` with the server's admin
+// kubeconfig and returns what it printed.
+func runTraceCLI(t *testing.T, s *server.Server, args ...string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	env := kubectl.Env{Out: &out, ErrOut: &errOut, Getenv: func(k string) string {
+		if k == "KUBECONFIG" {
+			return s.Bundle().KubeconfigPath
+		}
+		return ""
+	}}
+	for _, cmd := range kubectl.Commands(env) {
+		if cmd.Name() != "trace" {
+			continue
+		}
+		cmd.SetArgs(args)
+		if err := cmd.ExecuteContext(context.Background()); err != nil {
+			t.Fatalf("skiff trace %v: %v\n%s", args, err, errOut.String())
+		}
+		return out.String()
+	}
+	t.Fatal("no trace command")
+	return ""
 }

@@ -15,23 +15,34 @@ import (
 
 var _ proxy.RuleTracer = (*Backend)(nil)
 
-// TraceRules reads the nat and filter tables back (iptables-save, on
-// demand only: never from the sync loop) and returns the rules a new
-// connection to dst meets, in order (see TraceSave).
+// TraceRules reads the nat table back (iptables-save, on demand only:
+// never from the sync loop) and returns the rules a new connection to dst
+// meets, in order (see TraceSave). When no nat rule DNATs it, the packet
+// reaches the filter table with dst unchanged: then the filter rules that
+// match it (the REJECT of a Service without endpoints, of a port no
+// Service has) follow.
 func (b *Backend) TraceRules(ctx context.Context, dst netip.AddrPort, protocol string) ([]api.TraceRule, error) {
-	var out []api.TraceRule
-	for _, table := range []string{"filter", "nat"} {
+	read := func(table string) ([]api.TraceRule, error) {
 		save, err := b.ex.Run(ctx, nil, b.mode.tool("iptables-save"), "-t", table)
 		if err != nil {
 			return nil, fmt.Errorf("iptables: trace: read the %s table: %w", table, err)
 		}
-		rules, err := TraceSave(save, table, dst, protocol)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rules...)
+		return TraceSave(save, table, dst, protocol)
 	}
-	return out, nil
+	out, err := read("nat")
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range out {
+		if r.Endpoint != "" {
+			return out, nil // DNATed: the filter chains see the endpoint, not dst
+		}
+	}
+	filter, err := read("filter")
+	if err != nil {
+		return nil, err
+	}
+	return append(out, filter...), nil
 }
 
 // savedRule is one -A line of iptables-save.
@@ -125,6 +136,10 @@ func (w *walker) walk(chain string) string {
 			continue
 		}
 		ep := w.walk(r.target)
+		if r.dstLocal && len(w.out) == i+1 {
+			w.out = w.out[:i] // the NodePort jump, and no NodePort matched
+			continue
+		}
 		if strings.HasPrefix(r.target, prefixSEP) {
 			w.out[i].Endpoint = ep
 			if r.prob == 0 {
