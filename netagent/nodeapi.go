@@ -180,7 +180,7 @@ func (a *Agent) startNodeAPI(ctx context.Context) (*nodeAPI, error) {
 	}
 	ln, err := net.Listen("tcp", a.cfg.NodeAPIListen)
 	if err != nil {
-		return nil, fmt.Errorf("netagent: node API: listen %s: %w", a.cfg.NodeAPIListen, err)
+		return nil, fmt.Errorf("netagent: node API: listen %s: %w (another agent on this machine? give each agent its own --node-api-listen, or \"\" to turn the node API off)", a.cfg.NodeAPIListen, err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	u := a.cfg.NodeAPIURL
