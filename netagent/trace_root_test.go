@@ -202,6 +202,30 @@ func TestTraceE2E(t *testing.T) {
 				t.Errorf("wrong port: service %+v warnings %q", tr3.Service, tr3.Warnings)
 			}
 
+			// A Service whose selector matches no pod: the broken step is
+			// named, and the rule that rejects the connection is shown.
+			empty := &api.Service{ObjectMeta: api.ObjectMeta{Name: "empty", Namespace: "default"},
+				Spec: api.ServiceSpec{Selector: map[string]string{"svc": "none"},
+					Ports: []api.ServicePort{{Name: "http", Port: 80, TargetPort: api.FromInt32(8080), Protocol: api.ProtocolTCP}}}}
+			if err := admin.Create(ctx, resServices, "default", empty); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 20*time.Second, "the trace of a Service without endpoints", func() (bool, error) {
+				tr, err := getTrace(ctx, admin, "client", "http://empty")
+				if err != nil {
+					return false, err
+				}
+				warned := strings.Contains(strings.Join(tr.Warnings, "\n"), "Service default/empty has no endpoints")
+				rejected := false
+				if tr.Rules != nil {
+					for _, r := range tr.Rules.Entries {
+						rejected = rejected || (mode == "iptables" && strings.Contains(r.Text, "has no endpoints") && strings.Contains(r.Text, "REJECT")) ||
+							(mode == "nftables" && r.Chain == "no-endpoint-services")
+					}
+				}
+				return warned && rejected && len(tr.Endpoints) == 0, fmt.Errorf("warnings %q rules %+v", tr.Warnings, tr.Rules)
+			})
+
 			// The CLI, as a user runs it: the steps in words.
 			out := runTraceCLI(t, s, "client", "http://backend")
 			t.Logf("skiff trace client http://backend\n%s", out)
