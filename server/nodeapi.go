@@ -241,8 +241,14 @@ func (c *cancelReader) Close() error {
 	return c.ReadCloser.Close()
 }
 
+// traceTimeout bounds a trace (DNS queries, iptables-save, conntrack dump
+// on the node).
+const traceTimeout = 30 * time.Second
+
 // Trace asks the agent of the pod's node for the trace of rawURL.
 func (n *nodeAPI) Trace(ctx context.Context, ns, name, rawURL string) (*api.Trace, error) {
+	ctx, cancel := context.WithTimeout(ctx, traceTimeout)
+	defer cancel()
 	_, ep, err := n.podNode(ctx, ns, name)
 	if err != nil {
 		return nil, err
