@@ -5,7 +5,7 @@ import (
 )
 
 // Commands returns the kubectl-style verbs (get, describe, apply, create,
-// delete, expose, scale, rollout, run, logs, label, annotate, edit,
+// delete, expose, scale, rollout, run, logs, trace, label, annotate, edit,
 // api-resources, version), each with the connection flags --kubeconfig,
 // --data-dir and -n/--namespace. Errors come back from Execute; print them
 // with PrintError, which also gives the exit status.
@@ -22,6 +22,7 @@ func Commands(env Env) []*cobra.Command {
 		newRolloutCommand,
 		newRunCommand,
 		newLogsCommand,
+		newTraceCommand,
 		newLabelCommand,
 		newAnnotateCommand,
 		newEditCommand,

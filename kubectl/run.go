@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -239,9 +240,15 @@ func (o *runOptions) attachTo(ctx context.Context, s *session, podInfo *api.Reso
 		if ctx.Err() != nil {
 			return nil
 		}
-		if client.IsNotFound(err) {
+		var ae *client.APIError
+		unavailable := errors.As(err, &ae) && ae.Status.Code == http.StatusServiceUnavailable
+		if client.IsNotFound(err) || unavailable {
+			msg := errorText(err)
+			for _, p := range []string{"Error from server (NotFound): ", "Error from server (ServiceUnavailable): "} {
+				msg = strings.TrimPrefix(msg, p)
+			}
 			fmt.Fprintf(s.env.ErrOut, "note: cannot show the output of pod %s/%s: %s (the node agent serves pod logs)\n",
-				s.ns, name, strings.TrimPrefix(errorText(err), "Error from server (NotFound): "))
+				s.ns, name, msg)
 		} else {
 			fmt.Fprintln(s.env.ErrOut, errorText(err))
 		}

@@ -72,7 +72,8 @@ func TestSeedCommands(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, `pod "health-check" deleted from `+h.ns+` namespace`) {
 		t.Fatalf("run: %s", r)
 	}
-	// No log source is configured in this server: the note says so.
+	// The test's node publishes no node API (no real agent): the note
+	// says the output cannot be shown.
 	if !strings.Contains(r.stderr, "note: cannot show the output of pod "+h.ns+"/health-check") {
 		t.Fatalf("run: no note about the missing output: %s", r)
 	}

@@ -234,8 +234,8 @@ func TestRunAndLogs(t *testing.T) {
 		t.Fatalf("dry run: %s", out)
 	}
 
-	// This server has no log source (no node agent): kubectl's error.
-	h.fails(1, "Error from server (NotFound): no log source is configured", "logs", "web")
+	// The test's kubelet publishes no node API: kubectl's error.
+	h.fails(1, `Error from server (ServiceUnavailable): node "node-1" publishes no node API`, "logs", "web")
 	h.fails(1, "error: container nope is not valid for pod web", "logs", "web", "-c", "nope")
 	h.fails(1, `Error from server (NotFound): pods "ghost" not found`, "logs", "ghost")
 }

@@ -74,7 +74,10 @@ type Agent struct {
 	gateway     netip.Addr
 	dnsAddr     string
 	pm          *podManager
-	phase       string // what the agent is doing before it is ready
+	phase       string                  // what the agent is doing before it is ready
+	napi        *nodeAPI                // nil when the node API is off
+	inf         *client.SharedInformers // set once the pod network is up
+	tracer      proxyTracer             // the proxy backend's rule reader
 }
 
 // setPhase records what a starting agent waits for (reported as the
@@ -191,6 +194,13 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	wg.Go(func() { a.rejoinLoop(ctx) })
+	napi, err := a.startNodeAPI(ctx)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.napi = napi
+	a.mu.Unlock()
 	if err := a.register(ctx); err != nil {
 		return fmt.Errorf("netagent: register: %w", err)
 	}
@@ -225,6 +235,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.mu.Unlock()
 
 	inf := client.NewSharedInformers(a.api)
+	a.traceInformers(inf) // trace.go
 	logFor := func(name string) *slog.Logger { return a.log.With("informer", name) }
 	nodePods := inf.For(a.res.pods, client.InformerOptions{FieldSelector: "spec.nodeName=" + a.cfg.NodeName, Logger: logFor("node-pods")})
 
@@ -248,7 +259,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.deps.Proxy != nil {
 		// The proxy registers its informers before Start.
 		p := ProxyParams{NodeName: a.cfg.NodeName, NodeIPs: a.cfg.NodeIPs, Mode: a.cfg.ProxyMode, PodCIDR: podCIDR, ClusterCIDR: a.cfg.ClusterCIDR,
-			ServiceCIDR: svcCIDR, Client: a.api, Informers: inf, NetNS: a.deps.NodeNetNS, Logger: a.log.With("component", "proxy")}
+			ServiceCIDR: svcCIDR, Client: a.api, Informers: inf, NetNS: a.deps.NodeNetNS, Logger: a.log.With("component", "proxy"),
+			OnBackend: a.setTracer}
 		started := make(chan struct{})
 		wg.Go(func() {
 			close(started)

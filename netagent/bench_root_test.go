@@ -109,7 +109,7 @@ func BenchmarkPodsReady100(b *testing.B) {
 	var agentLog bytes.Buffer
 	agent := exec.Command(bin, "agent", "--server", s.URL(), "--token-file", tokenFile, "--server-ca", caFile,
 		"--node-name", "bench", "--node-ip", "192.0.2.10", "--data-dir", filepath.Join(dir, "agent"),
-		"--runtime", "process", "--netns", ns.Path)
+		"--runtime", "process", "--netns", ns.Path, "--node-api-listen", "127.0.0.1:0")
 	agent.Stdout, agent.Stderr = &agentLog, &agentLog
 	if err := agent.Start(); err != nil {
 		b.Fatal(err)

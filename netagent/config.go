@@ -74,6 +74,13 @@ type Config struct {
 	// BackoffBase and BackoffMax bound the restart back-off of crashing
 	// containers (default 10s doubling to 5m), as the kubelet.
 	BackoffBase, BackoffMax time.Duration
+	// NodeAPIListen is the node API's address (host:port, in the agent's
+	// own netns; see nodeapi.go); "" turns it off. `skiff agent` defaults
+	// it to DefaultNodeAPIListen.
+	NodeAPIListen string
+	// NodeAPIURL is the URL published on the Node for the server; default
+	// https://<listen host, or the first NodeIP>:<port>.
+	NodeAPIURL string
 	// Logger receives the agent's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -205,6 +212,9 @@ type ProxyParams struct {
 	Informers *client.SharedInformers
 	NetNS     NetNS
 	Logger    *slog.Logger
+	// OnBackend, when set, is given the backend the proxy built (the agent
+	// reads its rules back for `skiff trace` through proxy.RuleTracer).
+	OnBackend func(mode string, backend any)
 }
 
 // ProxyFunc runs a service proxy until ctx ends.

@@ -106,6 +106,20 @@
 //   - Containers, networks and pod dirs of pods that no longer exist are
 //     removed (containers get 5s of grace).
 //
+// # Node API and trace
+//
+//   - With Config.NodeAPIListen the agent serves the node API (nodeapi.go):
+//     container logs and `skiff trace`, over HTTPS with a self-signed
+//     certificate whose SHA-256 it publishes on its Node, to the server
+//     only (a client certificate of the cluster CA with CN
+//     NodeAPIClientName). Agent.ContainerLogs and Agent.Trace are the same
+//     calls in-process (the built-in agent of `skiff server`).
+//   - A trace (trace.go, pure parts in netagent/trace) reads the pod's
+//     resolv.conf as written, queries the node DNS from the node's netns,
+//     reads the proxy rules back from the kernel through proxy.RuleTracer
+//     (the backend RunProxy hands over in ProxyParams.OnBackend) and lists
+//     conntrack in the node's netns; all on demand, nothing in a loop.
+//
 // # Limits
 //
 //   - Init containers, volumes, lifecycle hooks, resource limits and

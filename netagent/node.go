@@ -92,8 +92,21 @@ func (a *Agent) desiredNode() *api.Node {
 		LabelOS:       goruntime.GOOS,
 		LabelArch:     goruntime.GOARCH,
 	}}}
+	if url, sum, _ := a.nodeAPIInfo(); url != "" {
+		n.Annotations = map[string]string{AnnotationNodeAPI: url, AnnotationNodeAPICert: sum}
+	}
 	n.Status = a.nodeStatus(api.NodeStatus{})
 	return n
+}
+
+// nodeAPIInfo is what the Node publishes of the node API.
+func (a *Agent) nodeAPIInfo() (url, certSum string, port int32) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.napi == nil {
+		return "", "", 0
+	}
+	return a.napi.url, a.napi.cert, a.napi.port
 }
 
 // nodeStatus is the node's status, keeping the transition time of an
@@ -126,6 +139,9 @@ func (a *Agent) nodeStatus(prev api.NodeStatus) api.NodeStatus {
 		Allocatable: maps.Clone(res),
 		Conditions:  []api.NodeCondition{cond},
 		NodeInfo:    a.host.nodeInfo,
+	}
+	if _, _, port := a.nodeAPIInfo(); port > 0 {
+		st.DaemonEndpoints.KubeletEndpoint.Port = port
 	}
 	for _, ip := range a.cfg.NodeIPs {
 		st.Addresses = append(st.Addresses, api.NodeAddress{Type: api.NodeInternalIP, Address: ip.String()})
@@ -160,11 +176,20 @@ func (a *Agent) register(ctx context.Context) error {
 					missing = true
 				}
 			}
+			for k, v := range want.Annotations {
+				if have.Annotations[k] != v {
+					missing = true
+				}
+			}
 			if missing {
 				if have.Labels == nil {
 					have.Labels = map[string]string{}
 				}
 				maps.Copy(have.Labels, want.Labels)
+				if len(want.Annotations) > 0 && have.Annotations == nil {
+					have.Annotations = map[string]string{}
+				}
+				maps.Copy(have.Annotations, want.Annotations)
 				if err := a.api.Update(ctx, a.res.nodes, "", &have); err != nil {
 					return err
 				}

@@ -97,6 +97,11 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 		backend = b
 	}
 
+	if p.OnBackend != nil {
+		p.OnBackend(mode, backend)
+		defer p.OnBackend("", nil) // the backend is gone with this function
+	}
+
 	ct := proxy.NetlinkConntrack{}
 	if ns.IsOpen() {
 		h, err := netlink.NewHandleAt(ns)

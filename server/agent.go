@@ -68,6 +68,7 @@ func (s *Server) startAgent(ctx context.Context) error {
 	}
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.agent = &builtinAgent{agent: a, cancel: cancel, done: make(chan struct{})}
+	s.nodeAPI.builtin.Store(a) // logs and traces of its pods are read in-process
 	go func() {
 		defer close(s.agent.done)
 		if err := a.Run(actx); err != nil && actx.Err() == nil {
@@ -94,6 +95,9 @@ func (s *Server) Agent() *netagent.Agent {
 func (s *Server) stopAgent() {
 	if s.agent == nil {
 		return
+	}
+	if s.nodeAPI != nil {
+		s.nodeAPI.builtin.Store(nil)
 	}
 	s.agent.cancel()
 	<-s.agent.done

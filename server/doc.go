@@ -46,6 +46,20 @@
 //     Config.AgentNetNS names a namespace the test made; without one it is
 //     skipped with a warning, so no test can touch the host's network.
 //
+// # Logs and traces
+//
+//   - pods/{name}/log (apiserver.Config.PodLogs) and GET
+//     /skiff/v1/namespaces/{ns}/pods/{name}/trace?url= (outside the
+//     resource API; admins and the read-only dashboard token only: 403 for
+//     nodes and the join token) are answered by the agent of the pod's node
+//     (nodeapi.go): the built-in agent in-process, any other over its node
+//     API, at the URL its Node publishes (annotation skiff.dev/node-api),
+//     pinning the SHA-256 of the certificate it publishes next to it, and
+//     presenting a client certificate (CN skiff-apiserver-node-client,
+//     ClientAuth only) that Start issues in memory from the cluster CA.
+//   - A pod not scheduled is 400; a node missing, publishing no node API or
+//     unreachable, or a certificate that is not the pinned one, is 503.
+//
 // # DNS
 //
 // With --dns-listen the server also answers cluster DNS (package dns) on

@@ -26,6 +26,7 @@ import (
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/internal/version"
+	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/store"
 )
 
@@ -47,6 +48,8 @@ type Server struct {
 	dns      *clusterDNS   // nil without --dns-listen (dns.go)
 	nodes    *nodeTokens   // per-node credentials (nodejoin.go)
 	agent    *builtinAgent // nil with --disable-agent (agent.go)
+	nodeAPI  *nodeAPI      // logs and traces from the agents (nodeapi.go)
+	auth     *tokenAuth
 }
 
 // Run starts a control plane and blocks until ctx ends, then shuts it down.
@@ -130,11 +133,18 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	if err != nil {
 		return nil, err
 	}
+	clientCert, err := pki.ClientCert(cfg.DataDir, netagent.NodeAPIClientName, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("server: node API client: %w", err)
+	}
+	s.nodeAPI = newNodeAPI(s.store, s.resource, clientCert)
+	s.auth = newTokenAuth(s.bundle.AdminToken, s.bundle.NodeToken, s.bundle.DashboardToken, s.nodes)
 	v := version.Get()
 	s.api, err = apiserver.New(apiserver.Config{
 		Store:         s.store,
 		Resources:     s.resource,
-		Authenticator: newTokenAuth(s.bundle.AdminToken, s.bundle.NodeToken, s.bundle.DashboardToken, s.nodes),
+		Authenticator: s.auth,
+		PodLogs:       s.nodeAPI.PodLogs,
 		Authorizer:    authorizer{pods: storePods{st: s.store, info: resourceTable(s.resource)["pods"]}},
 		Hooks: map[string]apiserver.TxnHook{
 			"services": s.hook, "ipaddresses.networking.k8s.io": s.hook,
@@ -169,7 +179,8 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	tlsCfg := s.bundle.ServerTLS.Clone()
 	tlsCfg.NextProtos = []string{"h2", "http/1.1"}
 	s.http = &http.Server{
-		Handler:           withJoin(&joinHandler{joinToken: s.bundle.NodeToken, tokens: s.nodes, log: log.With("component", "nodejoin")}, s.api.Handler()),
+		Handler: withJoin(&joinHandler{joinToken: s.bundle.NodeToken, tokens: s.nodes, log: log.With("component", "nodejoin")},
+			withTrace(&traceHandler{auth: s.auth, api: s.nodeAPI}, s.api.Handler())),
 		TLSConfig:         tlsCfg,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),

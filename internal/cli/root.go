@@ -193,5 +193,7 @@ adopts them.`,
 	f.StringVar(&cfg.ClusterCIDR, "cluster-cidr", cfg.ClusterCIDR, "the cluster's pod range (the server's --cluster-cidr): the proxy masquerades traffic from outside it")
 	f.StringSliceVar(&cfg.DNSUpstream, "dns-upstream", nil, "upstream resolvers of the node DNS for non-cluster names (default: /etc/resolv.conf)")
 	f.StringVar(&cfg.NetNS, "netns", cfg.NetNS, "network namespace (path) for the pod network, node DNS and probes; default: the agent's own")
+	f.StringVar(&cfg.NodeAPIListen, "node-api-listen", cfg.NodeAPIListen, "address of the node API the server reads logs and traces from (HTTPS, client certificate of the server CA only; needs --server-ca); empty turns it off")
+	f.StringVar(&cfg.NodeAPIURL, "node-api-url", cfg.NodeAPIURL, "URL of the node API published on the Node (default: https://<first --node-ip>:<port>)")
 	return cmd
 }

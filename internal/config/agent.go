@@ -25,6 +25,11 @@ type Agent struct {
 	// The API connection stays in the agent's namespace. It lets several
 	// agents share one machine (tests, demos).
 	NetNS string
+	// NodeAPIListen (--node-api-listen) is the node API's address (logs and
+	// trace for the server; "" turns it off); NodeAPIURL (--node-api-url)
+	// the URL published on the Node, default https://<node IP>:<port>.
+	NodeAPIListen string
+	NodeAPIURL    string
 }
 
 // AgentDefaults returns the documented defaults.
@@ -35,6 +40,7 @@ func AgentDefaults() Agent {
 		ProxyMode:     "iptables",
 		ClusterDomain: "cluster.local",
 		ClusterCIDR:   "10.244.0.0/16",
+		NodeAPIListen: ":10250",
 	}
 }
 
@@ -70,6 +76,11 @@ func (c Agent) Parse() (ParsedAgent, error) {
 	}
 	if c.DataDir == "" {
 		return p, fmt.Errorf("--data-dir must not be empty")
+	}
+	if c.NodeAPIURL != "" {
+		if u, err := url.Parse(c.NodeAPIURL); err != nil || u.Scheme != "https" || u.Host == "" {
+			return p, fmt.Errorf("--node-api-url %q: want https://host:port", c.NodeAPIURL)
+		}
 	}
 	switch c.Runtime {
 	case "", "auto", "containerd", "process":

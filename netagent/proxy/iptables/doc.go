@@ -36,7 +36,8 @@
 //   - The rules are never read back in the sync loop (iptables-save costs
 //     seconds on the nft backend at scale): the backend keeps what it
 //     wrote. The only reads are the chain names left by an earlier run, once
-//     at the first full sync, and Cleanup.
+//     at the first full sync, Cleanup, and TraceRules (`skiff trace`, on
+//     demand: iptables-save of the filter and nat tables).
 //   - A full sync rewrites everything Skiff owns. A partial sync rewrites
 //     the chains of the changed Service ports only, deletes their endpoint
 //     chains that went away, and edits the shared chains (KUBE-SERVICES,
