@@ -149,11 +149,12 @@ func render(st *proxy.State, plans []*portPlan) ruleset {
 			filter(fw, cmt+" -j DROP")
 		}
 		for _, a := range ext {
-			v := verdict
 			if lbs[a] && fw != "" {
-				v = "-j " + fw
+				// The firewall chain drops what is out of range and
+				// returns the rest, which the next rule lets through.
+				filter(chainFilter, "-d "+a.String()+"/32 "+dport(sp.Port)+" "+cmt+" -j "+fw)
 			}
-			filter(chainFilter, "-d "+a.String()+"/32 "+dport(sp.Port)+" "+cmt+" "+v)
+			filter(chainFilter, "-d "+a.String()+"/32 "+dport(sp.Port)+" "+cmt+" "+verdict)
 		}
 		if sp.NodePort != 0 && !p.hasAny {
 			filter(chainFilter, dport(sp.NodePort)+" -m addrtype --dst-type LOCAL "+cmt+" "+verdict)
@@ -286,7 +287,7 @@ func (r rules) ensureJumps(ctx context.Context) error {
 		if slices.Contains(specs, j.spec) {
 			continue
 		}
-		args := append([]string{"-w", "-t", j.table, "-I", j.chain, "1"}, strings.Fields(j.spec)...)
+		args := append([]string{"-w", "-t", j.table, "-I", j.chain}, strings.Fields(j.spec)...)
 		if _, err := r.ex.Run(ctx, nil, r.mode.Tool("iptables"), args...); err != nil {
 			return fmt.Errorf("ipvs: insert jump %s %s: %w", j.table, j.chain, err)
 		}
