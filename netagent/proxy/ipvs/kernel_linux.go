@@ -6,8 +6,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
-	"strings"
 
 	mobyipvs "github.com/moby/ipvs"
 	"github.com/vishvananda/netlink"
@@ -21,24 +19,18 @@ const ProcFile = "/proc/net/ip_vs"
 // DeviceName is the interface that holds the virtual IPs.
 const DeviceName = "skiff-ipvs0"
 
-// Available reports whether IPVS can be used: /proc/net/ip_vs exists
-// (after trying `modprobe ip_vs` when it does not) and the kernel answers
-// for the IPVS generic netlink family. github.com/moby/ipvs does not fail
-// without IPVS (its calls return nil and do nothing), so this check is what
-// stops the mode from running silently without effect.
+// Available reports whether IPVS can be used here: /proc/net/ip_vs exists
+// (the ip_vs module is loaded; Available does not load it) and the kernel
+// answers for the IPVS generic netlink family. github.com/moby/ipvs does
+// not fail without IPVS (its calls return nil and do nothing), so this
+// check is what stops the mode from running silently without effect. Its
+// errors carry no component prefix: callers say which flag asked for IPVS.
 func Available() error {
 	if _, err := os.Stat(ProcFile); err != nil {
-		out, merr := exec.Command("modprobe", "ip_vs").CombinedOutput()
-		if _, err := os.Stat(ProcFile); err != nil {
-			detail := "modprobe ip_vs: ok"
-			if merr != nil {
-				detail = fmt.Sprintf("modprobe ip_vs: %v %s", merr, strings.TrimSpace(string(out)))
-			}
-			return fmt.Errorf("ipvs: this kernel has no IPVS (%s missing; %s)", ProcFile, detail)
-		}
+		return fmt.Errorf("this kernel has no IPVS (%s missing); load the ip_vs module (modprobe ip_vs)", ProcFile)
 	}
 	if _, err := netlink.GenlFamilyGet("IPVS"); err != nil {
-		return fmt.Errorf("ipvs: the ip_vs module cannot be used: no IPVS generic netlink family: %w", err)
+		return fmt.Errorf("the ip_vs module cannot be used: the kernel has no IPVS generic netlink family: %w", err)
 	}
 	return nil
 }
@@ -62,7 +54,7 @@ type Kernel struct {
 // OpenKernel checks Available and opens the handles in opts.NetNS.
 func OpenKernel(opts KernelOptions) (*Kernel, error) {
 	if err := Available(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("ipvs: %w", err)
 	}
 	h, err := mobyipvs.New(opts.NetNS)
 	if err != nil {

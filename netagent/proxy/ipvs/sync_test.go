@@ -160,9 +160,9 @@ func TestSyncServiceTypes(t *testing.T) {
 		check func(t *testing.T, r *rig)
 	}{
 		{
-			name: "ClusterIP, rr",
-			svcs: []svcEps{{svcPort("ns", "web", "10.96.0.10", nil), eps("10.244.0.2", "10.244.1.2")}},
-			dump: lines("TCP 10.96.0.10:80 rr", "  -> 10.244.0.2:8080 w=1", "  -> 10.244.1.2:8080 w=1"),
+			name:  "ClusterIP, rr",
+			svcs:  []svcEps{{svcPort("ns", "web", "10.96.0.10", nil), eps("10.244.0.2", "10.244.1.2")}},
+			dump:  lines("TCP 10.96.0.10:80 rr", "  -> 10.244.0.2:8080 w=1", "  -> 10.244.1.2:8080 w=1"),
 			bound: []string{"10.96.0.10"},
 			check: func(t *testing.T, r *rig) {
 				// From a pod: accepted to the local VIP, not masqueraded.
@@ -260,21 +260,21 @@ func TestSyncServiceTypes(t *testing.T) {
 			bound: []string{"10.96.0.13"},
 		},
 		{
-			name: "internalTrafficPolicy Local",
-			svcs: []svcEps{{svcPort("ns", "il", "10.96.0.14", func(sp *proxy.ServicePort) { sp.InternalPolicyLocal = true }), eps("10.244.0.2+", "10.244.1.2")}},
-			dump: lines("TCP 10.96.0.14:80 rr", "  -> 10.244.0.2:8080 w=1"),
+			name:  "internalTrafficPolicy Local",
+			svcs:  []svcEps{{svcPort("ns", "il", "10.96.0.14", func(sp *proxy.ServicePort) { sp.InternalPolicyLocal = true }), eps("10.244.0.2+", "10.244.1.2")}},
+			dump:  lines("TCP 10.96.0.14:80 rr", "  -> 10.244.0.2:8080 w=1"),
 			bound: []string{"10.96.0.14"},
 		},
 		{
-			name: "sessionAffinity ClientIP: persistent with the timeout",
-			svcs: []svcEps{{svcPort("ns", "aff", "10.96.0.15", func(sp *proxy.ServicePort) { sp.AffinityTimeout = 3 * time.Hour }), eps("10.244.0.2")}},
-			dump: lines("TCP 10.96.0.15:80 rr persistent 10800", "  -> 10.244.0.2:8080 w=1"),
+			name:  "sessionAffinity ClientIP: persistent with the timeout",
+			svcs:  []svcEps{{svcPort("ns", "aff", "10.96.0.15", func(sp *proxy.ServicePort) { sp.AffinityTimeout = 3 * time.Hour }), eps("10.244.0.2")}},
+			dump:  lines("TCP 10.96.0.15:80 rr persistent 10800", "  -> 10.244.0.2:8080 w=1"),
 			bound: []string{"10.96.0.15"},
 		},
 		{
-			name: "no endpoints: an empty server, and REJECT",
-			svcs: []svcEps{{svcPort("ns", "empty", "10.96.0.16", func(sp *proxy.ServicePort) { sp.NodePort = 30083 }), nil}},
-			dump: lines("TCP 10.96.0.16:80 rr", "TCP 192.168.77.1:30083 rr", "TCP 192.168.78.1:30083 rr"),
+			name:  "no endpoints: an empty server, and REJECT",
+			svcs:  []svcEps{{svcPort("ns", "empty", "10.96.0.16", func(sp *proxy.ServicePort) { sp.NodePort = 30083 }), nil}},
+			dump:  lines("TCP 10.96.0.16:80 rr", "TCP 192.168.77.1:30083 rr", "TCP 192.168.78.1:30083 rr"),
 			bound: []string{"10.96.0.16"},
 			check: func(t *testing.T, r *rig) {
 				for _, p := range []iptablestest.Packet{
@@ -289,15 +289,15 @@ func TestSyncServiceTypes(t *testing.T) {
 			},
 		},
 		{
-			name: "no ready endpoint: serving and terminating ones",
-			svcs: []svcEps{{svcPort("ns", "term", "10.96.0.17", nil), eps("10.244.0.2~", "10.244.0.3~")}},
-			dump: lines("TCP 10.96.0.17:80 rr", "  -> 10.244.0.2:8080 w=1", "  -> 10.244.0.3:8080 w=1"),
+			name:  "no ready endpoint: serving and terminating ones",
+			svcs:  []svcEps{{svcPort("ns", "term", "10.96.0.17", nil), eps("10.244.0.2~", "10.244.0.3~")}},
+			dump:  lines("TCP 10.96.0.17:80 rr", "  -> 10.244.0.2:8080 w=1", "  -> 10.244.0.3:8080 w=1"),
 			bound: []string{"10.96.0.17"},
 		},
 		{
-			name: "ready endpoints win over terminating ones",
-			svcs: []svcEps{{svcPort("ns", "term", "10.96.0.17", nil), eps("10.244.0.2~", "10.244.0.3")}},
-			dump: lines("TCP 10.96.0.17:80 rr", "  -> 10.244.0.3:8080 w=1"),
+			name:  "ready endpoints win over terminating ones",
+			svcs:  []svcEps{{svcPort("ns", "term", "10.96.0.17", nil), eps("10.244.0.2~", "10.244.0.3")}},
+			dump:  lines("TCP 10.96.0.17:80 rr", "  -> 10.244.0.3:8080 w=1"),
 			bound: []string{"10.96.0.17"},
 		},
 		{
