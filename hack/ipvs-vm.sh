@@ -63,21 +63,21 @@ depmod -b "$CACHE/root" "$K"
 WORK=$(mktemp -d /tmp/skiff-ipvs-vm.XXXXXX)
 [ "${IPVS_VM_KEEP:-}" = 1 ] || trap 'rm -rf "$WORK"' EXIT
 R=$WORK/initrd
-mkdir -p "$R"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,run,tmp,mods,etc,var}
+M=lib/modules/$K
+mkdir -p "$R"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,run,tmp,etc,var} "$R/$M"
 
 # 2. The test binary.
 CGO_ENABLED=0 "$GO" test -c -o "$R/ipvs.test" ./netagent/proxy/ipvs/
 
 # 3. The initramfs.
 cp "$BUSYBOX" "$R/bin/busybox"
-n=0
-: > "$R/mods/order"
+: > "$R/$M/order"
 # shellcheck disable=SC2086
 modprobe -d "$CACHE/root" -S "$K" --show-depends -a $MODS | awk '$1 == "insmod" {print $2}' | while read -r ko; do
   base=$(basename "$ko")
-  grep -qx "$base" "$R/mods/order" && continue
-  cp "$ko" "$R/mods/$base"
-  echo "$base" >> "$R/mods/order"
+  grep -qx "$base" "$R/$M/order" && continue
+  cp "$ko" "$R/$M/$base"
+  echo "$base" >> "$R/$M/order"
 done
 # iptables-legacy, its extensions and their libraries.
 cp "$XT" "$R/usr/sbin/xtables-legacy-multi"
@@ -103,7 +103,10 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /run
 mount -t tmpfs tmpfs /tmp
-while read -r m; do insmod /mods/\$m 2>/dev/null || echo "insmod \$m failed"; done < /mods/order
+# crc32c-intel fails under qemu's default CPU: harmless (PLATFORM.md).
+while read -r m; do insmod /$M/\$m 2>/dev/null || echo "insmod \$m failed"; done < /$M/order
+# moby/ipvs runs modprobe ip_vs: give it a modules.dep.
+depmod
 ip link set lo up
 cd /tmp
 echo SKIFF-IPVS-VM-START

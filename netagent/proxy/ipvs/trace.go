@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 
 	mobyipvs "github.com/moby/ipvs"
@@ -21,7 +23,8 @@ import (
 // weight share (weight / sum of weights: exact for rr and wrr, the
 // long-run share for the other schedulers, which also weigh connection
 // counts or hash the client). With no virtual service for dst the result
-// is empty.
+// is empty. Real servers are listed by address (ipvsadm lists them in the
+// kernel's order, newest first).
 func (b *Backend) TraceRules(ctx context.Context, dst netip.AddrPort, protocol string) ([]api.TraceRule, error) {
 	proto := protoNumber(protocol)
 	if proto == 0 {
@@ -45,6 +48,16 @@ func (b *Backend) TraceRules(ctx context.Context, dst netip.AddrPort, protocol s
 	return traceEntries(k, svc, dests), nil
 }
 
+// sortDests orders real servers by address and port (the kernel lists
+// them newest first).
+func sortDests(dests []*mobyipvs.Destination) {
+	slices.SortFunc(dests, func(a, b *mobyipvs.Destination) int {
+		ka, _ := destKey(a)
+		kb, _ := destKey(b)
+		return ka.Compare(kb)
+	})
+}
+
 // traceEntries formats a virtual service and its real servers.
 func traceEntries(k vsKey, svc *mobyipvs.Service, dests []*mobyipvs.Destination) []api.TraceRule {
 	chain := k.String()
@@ -53,6 +66,7 @@ func traceEntries(k vsKey, svc *mobyipvs.Service, dests []*mobyipvs.Destination)
 		text += " persistent " + strconv.Itoa(int(svc.Timeout))
 	}
 	out := []api.TraceRule{{Table: "ipvs", Chain: chain, Text: text}}
+	sortDests(dests)
 	total := 0
 	for _, d := range dests {
 		if d.Weight > 0 {
@@ -65,9 +79,10 @@ func traceEntries(k vsKey, svc *mobyipvs.Service, dests []*mobyipvs.Destination)
 			continue
 		}
 		r := api.TraceRule{
-			Table:    "ipvs",
-			Chain:    chain,
-			Text:     fmt.Sprintf("  -> %-28s %-7s %-6d %-10d %-9d", ap.String(), forwardName(d.ConnectionFlags), d.Weight, d.ActiveConnections, d.InactiveConnections),
+			Table: "ipvs",
+			Chain: chain,
+			Text: strings.TrimRight(fmt.Sprintf("  -> %-28s %-7s %-6d %-10d %-9d", ap.String(), forwardName(d.ConnectionFlags),
+				d.Weight, d.ActiveConnections, d.InactiveConnections), " "),
 			Endpoint: ap.String(),
 		}
 		if total > 0 && d.Weight > 0 {

@@ -113,7 +113,8 @@ func TestIPVSKernel(t *testing.T) {
 	t.Run("proc lists the virtual servers", func(t *testing.T) {
 		var out string
 		if err := k.Node.Do(func() error {
-			b, err := os.ReadFile("/proc/net/ip_vs")
+			// /proc/net is the main thread's namespace; this thread is in the node's.
+			b, err := os.ReadFile("/proc/thread-self/net/ip_vs")
 			out = string(b)
 			return err
 		}); err != nil {
