@@ -12,6 +12,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	vnetns "github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/netagent/proxy"
@@ -125,7 +126,9 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 
 	ct := proxy.NetlinkConntrack{}
 	if ns.IsOpen() {
-		h, err := netlink.NewHandleAt(ns)
+		// NETLINK_NETFILTER only: with no families given the handle also
+		// opens xfrm, which kernels without xfrm_user refuse (PLATFORM.md).
+		h, err := netlink.NewHandleAt(ns, unix.NETLINK_NETFILTER)
 		if err != nil {
 			return fmt.Errorf("netagent: proxy: netlink handle in the node netns: %w", err)
 		}
