@@ -286,7 +286,7 @@ func (b *Backend) fullSync(ctx context.Context, st *proxy.State) error {
 // partialSync programs the changed Service ports only, from what the
 // backend wrote last (the kernel is not read).
 func (b *Backend) partialSync(ctx context.Context, st *proxy.State, changed []proxy.ServicePortName) error {
-	bindChanged := false
+	bindChanged, rulesChanged := false, false
 	for _, n := range changed {
 		old := b.plans[n]
 		var p *portPlan
@@ -298,6 +298,9 @@ func (b *Backend) partialSync(ctx context.Context, st *proxy.State, changed []pr
 		}
 		if p == nil || old == nil || !slices.Equal(p.bind, old.bind) {
 			bindChanged = true
+		}
+		if p == nil || old == nil || !p.rules.equal(&old.rules) || !slices.Equal(p.hairpin, old.hairpin) {
+			rulesChanged = true
 		}
 		// Addresses of new virtual IPs first.
 		if p != nil {
@@ -353,6 +356,9 @@ func (b *Backend) partialSync(ctx context.Context, st *proxy.State, changed []pr
 				delete(b.bound, a)
 			}
 		}
+	}
+	if !rulesChanged {
+		return nil // the iptables rules depend on nothing that changed
 	}
 	return b.writeRules(ctx, st)
 }

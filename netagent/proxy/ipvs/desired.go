@@ -20,9 +20,12 @@ type portPlan struct {
 	bind []netip.Addr
 	// hasAny: some endpoint can take traffic (else: REJECT).
 	hasAny bool
-	// hairpin: the endpoint addresses that may be chosen (a pod reaching
-	// itself through the Service is masqueraded).
+	// hairpin: this node's endpoint addresses that may be chosen (a pod
+	// reaching itself through the Service is masqueraded; only a local pod
+	// can).
 	hairpin []netip.Addr
+	// rules: the port's iptables rules.
+	rules portRules
 }
 
 // planPort computes one Service port's virtual servers. Only IPv4 is
@@ -84,10 +87,11 @@ func planPort(st *proxy.State, sp *proxy.ServicePort, sched string) *portPlan {
 		}
 	}
 	for _, e := range c.Reachable {
-		if e.IP.Is4() {
+		if e.IP.Is4() && e.IsLocal {
 			p.hairpin = append(p.hairpin, e.IP)
 		}
 	}
+	p.rules = renderPort(st, p)
 	return p
 }
 

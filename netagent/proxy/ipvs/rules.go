@@ -56,130 +56,145 @@ func fwChain(n proxy.ServicePortName) string {
 	return fwChainPrefix + base32.StdEncoding.EncodeToString(h[:])[:16]
 }
 
-// render computes every chain from the plans, in name order.
-func render(st *proxy.State, plans []*portPlan) ruleset {
-	rs := ruleset{}
-	nat := func(c string, spec ...string) {
-		id := chainID{"nat", c}
-		rs[id] = append(rs[id], "-A "+c+" "+strings.Join(spec, " "))
+// portRules are one Service port's share of the chains.
+type portRules struct {
+	nat    []string // KUBE-IPVS-SERVICES
+	filter []string // KUBE-IPVS-FILTER
+	fw     []string // its KUBE-IPVSFW- chain (empty: none)
+	// extra: bound addresses outside the service CIDR (an unknown port of
+	// them is rejected).
+	extra []netip.Addr
+}
+
+func (r *portRules) equal(o *portRules) bool {
+	return slices.Equal(r.nat, o.nat) && slices.Equal(r.filter, o.filter) && slices.Equal(r.fw, o.fw) && slices.Equal(r.extra, o.extra)
+}
+
+// renderPort computes one port's rules (p.vs, p.hasAny must be set).
+func renderPort(st *proxy.State, p *portPlan) portRules {
+	var r portRules
+	if len(p.vs) == 0 && len(p.bind) == 0 {
+		return r
 	}
-	filter := func(c string, spec ...string) {
-		id := chainID{"filter", c}
-		rs[id] = append(rs[id], "-A "+c+" "+strings.Join(spec, " "))
-	}
-	// Every chain exists even when empty.
-	for _, c := range []chainID{{"nat", chainServices}, {"nat", chainMarkMasq}, {"nat", chainPostrouting}, {"filter", chainFilter}} {
-		rs[c] = nil
-	}
+	sp := p.sp
 	notCluster := ""
 	if st.ClusterCIDR.IsValid() && st.ClusterCIDR.Addr().Is4() {
 		notCluster = "! -s " + st.ClusterCIDR.Masked().String() + " "
 	}
 	svcCIDR := st.ServiceCIDR.IsValid() && st.ServiceCIDR.Addr().Is4()
-	if svcCIDR {
-		nat(chainServices, strings.TrimSpace(notCluster+"-d "+st.ServiceCIDR.Masked().String()+
-			" -m comment --comment \"cluster IPs from outside the cluster\" -j "+chainMarkMasq))
+	proto := strings.ToLower(sp.Protocol)
+	cmt := "-m comment --comment \"" + sp.Name.PortString() + "\""
+	dport := func(port int32) string { return "-p " + proto + " -m " + proto + " --dport " + strconv.Itoa(int(port)) }
+	nat := func(spec string) { r.nat = append(r.nat, "-A "+chainServices+" "+spec) }
+	filter := func(spec string) { r.filter = append(r.filter, "-A "+chainFilter+" "+spec) }
+	for _, a := range sp.ClusterIPs {
+		if a.Is4() && (!svcCIDR || !st.ServiceCIDR.Contains(a)) {
+			nat(notCluster + "-d " + a.String() + "/32 " + dport(sp.Port) + " " + cmt + " -j " + chainMarkMasq)
+		}
 	}
-	nat(chainMarkMasq, "-j MARK --or-mark "+masqMark)
+	var ext []netip.Addr
+	for _, a := range slices.Concat(sp.ExternalIPs, sp.LoadBalancerIPs) {
+		if a.Is4() {
+			ext = append(ext, a)
+		}
+	}
+	if !sp.ExternalPolicyLocal {
+		for _, a := range ext {
+			nat("-d " + a.String() + "/32 " + dport(sp.Port) + " " + cmt + " -j " + chainMarkMasq)
+		}
+		if sp.NodePort != 0 {
+			nat(dport(sp.NodePort) + " -m addrtype --dst-type LOCAL " + cmt + " -j " + chainMarkMasq)
+		}
+	}
+	for _, a := range p.bind {
+		if !svcCIDR || !st.ServiceCIDR.Contains(a) {
+			r.extra = append(r.extra, a)
+		}
+	}
+	// filter: accept known ports, reject those without endpoints.
+	verdict := "-j RETURN"
+	if !p.hasAny {
+		verdict = "-j REJECT --reject-with icmp-port-unreachable"
+	}
+	for _, a := range sp.ClusterIPs {
+		if a.Is4() {
+			filter("-d " + a.String() + "/32 " + dport(sp.Port) + " " + cmt + " " + verdict)
+		}
+	}
+	lbs := map[netip.Addr]bool{}
+	for _, a := range sp.LoadBalancerIPs {
+		lbs[a] = true
+	}
+	fw := ""
+	if p.hasAny && len(sp.LoadBalancerSourceRanges) > 0 && len(lbs) > 0 {
+		fw = fwChain(sp.Name)
+		for _, rg := range sp.LoadBalancerSourceRanges {
+			if rg.Addr().Is4() {
+				r.fw = append(r.fw, "-A "+fw+" -s "+rg.Masked().String()+" "+cmt+" -j RETURN")
+			}
+		}
+		r.fw = append(r.fw, "-A "+fw+" "+cmt+" -j DROP")
+	}
+	for _, a := range ext {
+		if lbs[a] && fw != "" {
+			// The firewall chain drops what is out of range and returns
+			// the rest, which the next rule lets through.
+			filter("-d " + a.String() + "/32 " + dport(sp.Port) + " " + cmt + " -j " + fw)
+		}
+		filter("-d " + a.String() + "/32 " + dport(sp.Port) + " " + cmt + " " + verdict)
+	}
+	if sp.NodePort != 0 && !p.hasAny {
+		filter(dport(sp.NodePort) + " -m addrtype --dst-type LOCAL " + cmt + " " + verdict)
+	}
+	return r
+}
+
+// render assembles every chain from the ports' rules, in name order.
+func render(st *proxy.State, plans []*portPlan) ruleset {
+	rs := ruleset{}
+	add := func(id chainID, ls ...string) { rs[id] = append(rs[id], ls...) }
+	svcs, masq, post, filt := chainID{"nat", chainServices}, chainID{"nat", chainMarkMasq}, chainID{"nat", chainPostrouting}, chainID{"filter", chainFilter}
+	for _, c := range []chainID{svcs, masq, post, filt} {
+		rs[c] = nil // every chain exists even when empty
+	}
+	svcCIDR := st.ServiceCIDR.IsValid() && st.ServiceCIDR.Addr().Is4()
+	if svcCIDR {
+		notCluster := ""
+		if st.ClusterCIDR.IsValid() && st.ClusterCIDR.Addr().Is4() {
+			notCluster = "! -s " + st.ClusterCIDR.Masked().String() + " "
+		}
+		add(svcs, "-A "+chainServices+" "+notCluster+"-d "+st.ServiceCIDR.Masked().String()+
+			" -m comment --comment \"cluster IPs from outside the cluster\" -j "+chainMarkMasq)
+	}
+	add(masq, "-A "+chainMarkMasq+" -j MARK --or-mark "+masqMark)
 	hairpin := map[netip.Addr]bool{}
-	var extraIPs []netip.Addr // bound addresses outside the service CIDR
+	var extra []netip.Addr
 	for _, p := range plans {
-		if len(p.vs) == 0 && len(p.bind) == 0 {
-			continue
+		add(svcs, p.rules.nat...)
+		add(filt, p.rules.filter...)
+		if len(p.rules.fw) > 0 {
+			add(chainID{"filter", fwChain(p.name)}, p.rules.fw...)
 		}
-		sp := p.sp
-		proto := strings.ToLower(sp.Protocol)
-		cmt := "-m comment --comment \"" + sp.Name.PortString() + "\""
-		dport := func(port int32) string { return "-p " + proto + " -m " + proto + " --dport " + strconv.Itoa(int(port)) }
-		for _, a := range sp.ClusterIPs {
-			if !a.Is4() {
-				continue
-			}
-			if !svcCIDR || !st.ServiceCIDR.Contains(a) {
-				nat(chainServices, strings.TrimSpace(notCluster+"-d "+a.String()+"/32 "+dport(sp.Port)+" "+cmt+" -j "+chainMarkMasq))
-				extraIPs = append(extraIPs, a)
-			}
-		}
-		var ext []netip.Addr
-		for _, a := range slices.Concat(sp.ExternalIPs, sp.LoadBalancerIPs) {
-			if a.Is4() {
-				ext = append(ext, a)
-			}
-		}
-		if !sp.ExternalPolicyLocal {
-			for _, a := range ext {
-				nat(chainServices, "-d "+a.String()+"/32 "+dport(sp.Port)+" "+cmt+" -j "+chainMarkMasq)
-			}
-			if sp.NodePort != 0 {
-				nat(chainServices, dport(sp.NodePort)+" -m addrtype --dst-type LOCAL "+cmt+" -j "+chainMarkMasq)
-			}
-		}
-		for _, a := range p.bind {
-			if !svcCIDR || !st.ServiceCIDR.Contains(a) {
-				extraIPs = append(extraIPs, a)
-			}
-		}
+		extra = append(extra, p.rules.extra...)
 		for _, a := range p.hairpin {
 			hairpin[a] = true
-		}
-		// filter: accept known ports, reject those without endpoints.
-		verdict := "-j RETURN"
-		if !p.hasAny {
-			verdict = "-j REJECT --reject-with icmp-port-unreachable"
-		}
-		for _, a := range sp.ClusterIPs {
-			if a.Is4() {
-				filter(chainFilter, "-d "+a.String()+"/32 "+dport(sp.Port)+" "+cmt+" "+verdict)
-			}
-		}
-		lbs := map[netip.Addr]bool{}
-		for _, a := range sp.LoadBalancerIPs {
-			lbs[a] = true
-		}
-		fw := ""
-		if p.hasAny && len(sp.LoadBalancerSourceRanges) > 0 && len(lbs) > 0 {
-			fw = fwChain(sp.Name)
-			id := chainID{"filter", fw}
-			rs[id] = nil
-			for _, r := range sp.LoadBalancerSourceRanges {
-				if r.Addr().Is4() {
-					filter(fw, "-s "+r.Masked().String()+" "+cmt+" -j RETURN")
-				}
-			}
-			filter(fw, cmt+" -j DROP")
-		}
-		for _, a := range ext {
-			if lbs[a] && fw != "" {
-				// The firewall chain drops what is out of range and
-				// returns the rest, which the next rule lets through.
-				filter(chainFilter, "-d "+a.String()+"/32 "+dport(sp.Port)+" "+cmt+" -j "+fw)
-			}
-			filter(chainFilter, "-d "+a.String()+"/32 "+dport(sp.Port)+" "+cmt+" "+verdict)
-		}
-		if sp.NodePort != 0 && !p.hasAny {
-			filter(chainFilter, dport(sp.NodePort)+" -m addrtype --dst-type LOCAL "+cmt+" "+verdict)
 		}
 	}
 	// Anything else sent to the service CIDR or to a bound address: an
 	// unknown port, an unallocated ClusterIP.
 	if svcCIDR {
-		filter(chainFilter, "-d "+st.ServiceCIDR.Masked().String()+" -m comment --comment \"unknown service ports\" -j REJECT --reject-with icmp-port-unreachable")
+		add(filt, "-A "+chainFilter+" -d "+st.ServiceCIDR.Masked().String()+" -m comment --comment \"unknown service ports\" -j REJECT --reject-with icmp-port-unreachable")
 	}
-	slices.SortFunc(extraIPs, netip.Addr.Compare)
-	for _, a := range slices.Compact(extraIPs) {
-		filter(chainFilter, "-d "+a.String()+"/32 -m comment --comment \"unknown service ports\" -j REJECT --reject-with icmp-port-unreachable")
+	slices.SortFunc(extra, netip.Addr.Compare)
+	for _, a := range slices.Compact(extra) {
+		add(filt, "-A "+chainFilter+" -d "+a.String()+"/32 -m comment --comment \"unknown service ports\" -j REJECT --reject-with icmp-port-unreachable")
 	}
-	hp := make([]netip.Addr, 0, len(hairpin))
-	for a := range hairpin {
-		hp = append(hp, a)
+	for _, a := range sortedAddrs(hairpin) {
+		add(post, "-A "+chainPostrouting+" -s "+a.String()+"/32 -d "+a.String()+"/32 -m comment --comment hairpin -j MASQUERADE")
 	}
-	slices.SortFunc(hp, netip.Addr.Compare)
-	for _, a := range hp {
-		nat(chainPostrouting, "-s "+a.String()+"/32 -d "+a.String()+"/32 -m comment --comment hairpin -j MASQUERADE")
-	}
-	nat(chainPostrouting, "-m mark ! --mark "+masqMark+"/"+masqMark+" -j RETURN")
-	nat(chainPostrouting, "-j MARK --xor-mark "+masqMark)
-	nat(chainPostrouting, "-m comment --comment \"skiff ipvs service traffic requiring SNAT\" -j MASQUERADE --random-fully")
+	add(post, "-A "+chainPostrouting+" -m mark ! --mark "+masqMark+"/"+masqMark+" -j RETURN",
+		"-A "+chainPostrouting+" -j MARK --xor-mark "+masqMark,
+		"-A "+chainPostrouting+" -m comment --comment \"skiff ipvs service traffic requiring SNAT\" -j MASQUERADE --random-fully")
 	return rs
 }
 

@@ -375,15 +375,17 @@ func TestPartialSyncTouchesOnlyChanged(t *testing.T) {
 	c := svcPort("ns", "c", "10.96.0.3", nil)
 	r.sync(t, state(svcEps{a, eps("10.244.0.2")}, svcEps{bb, eps("10.244.0.3")}, svcEps{c, eps("10.244.0.4")}))
 
-	// One endpoint added to b: only b's servers get a real server.
+	// One endpoint (on another node) added to b: only b's servers get a
+	// real server, and no iptables rule changes.
 	r.ipvs.ResetOps()
 	r.addrs.ResetOps()
-	st := state(svcEps{a, eps("10.244.0.2")}, svcEps{bb, eps("10.244.0.3", "10.244.0.9")}, svcEps{c, eps("10.244.0.4")})
+	n := len(r.ipt.Restores())
+	st := state(svcEps{a, eps("10.244.0.2")}, svcEps{bb, eps("10.244.0.3", "10.244.1.9")}, svcEps{c, eps("10.244.0.4")})
 	r.sync(t, st, bb.Name)
 	want := []string{
-		"NewDestination TCP 10.96.0.2:80 10.244.0.9:8080 w=1",
-		"NewDestination TCP 192.168.77.1:30001 10.244.0.9:8080 w=1",
-		"NewDestination TCP 192.168.78.1:30001 10.244.0.9:8080 w=1",
+		"NewDestination TCP 10.96.0.2:80 10.244.1.9:8080 w=1",
+		"NewDestination TCP 192.168.77.1:30001 10.244.1.9:8080 w=1",
+		"NewDestination TCP 192.168.78.1:30001 10.244.1.9:8080 w=1",
 	}
 	if got := r.ipvs.Ops(); !slices.Equal(got, want) {
 		t.Errorf("ops %q, want %q", got, want)
@@ -391,17 +393,24 @@ func TestPartialSyncTouchesOnlyChanged(t *testing.T) {
 	if ops := r.addrs.Ops(); len(ops) != 0 {
 		t.Errorf("addresses touched: %v", ops)
 	}
-	// The hairpin rule of the new endpoint is written (only KUBE-IPVS-POSTROUTING).
+	if rs := r.ipt.Restores(); len(rs) != n {
+		t.Errorf("an endpoint change on another node ran iptables-restore:\n%s", rs[len(rs)-1])
+	}
+	// A local endpoint: its hairpin rule is written, and only
+	// KUBE-IPVS-POSTROUTING is rewritten.
+	st = state(svcEps{a, eps("10.244.0.2")}, svcEps{bb, eps("10.244.0.3", "10.244.1.9", "10.244.0.9+")}, svcEps{c, eps("10.244.0.4")})
+	r.sync(t, st, bb.Name)
 	rs := r.ipt.Restores()
 	last := string(rs[len(rs)-1])
-	if !strings.Contains(last, "-s 10.244.0.9/32 -d 10.244.0.9/32") || strings.Contains(last, ":KUBE-IPVS-FILTER") {
-		t.Errorf("restore after an endpoint change:\n%s", last)
+	if len(rs) != n+1 || !strings.Contains(last, "-A KUBE-IPVS-POSTROUTING -s 10.244.0.9/32 -d 10.244.0.9/32") ||
+		strings.Contains(last, ":KUBE-IPVS-FILTER") || strings.Contains(last, ":KUBE-IPVS-SERVICES") {
+		t.Errorf("restore after a local endpoint was added:\n%s", last)
 	}
 
 	// c removed, a's endpoint replaced: c's server and address go, a's
 	// real server is swapped, b is untouched.
 	r.ipvs.ResetOps()
-	st2 := state(svcEps{a, eps("10.244.0.7")}, svcEps{bb, eps("10.244.0.3", "10.244.0.9")})
+	st2 := state(svcEps{a, eps("10.244.0.7")}, svcEps{bb, eps("10.244.0.3", "10.244.1.9", "10.244.0.9+")})
 	r.sync(t, st2, a.Name, c.Name)
 	want = []string{
 		"DelDestination TCP 10.96.0.1:80 10.244.0.2:8080 w=1",
@@ -427,7 +436,7 @@ func TestPartialSyncTouchesOnlyChanged(t *testing.T) {
 	// Affinity switched on: UpdateService, no re-creation.
 	r.ipvs.ResetOps()
 	a2 := svcPort("ns", "a", "10.96.0.1", func(sp *proxy.ServicePort) { sp.AffinityTimeout = time.Minute })
-	r.sync(t, state(svcEps{a2, eps("10.244.0.7")}, svcEps{bb, eps("10.244.0.3", "10.244.0.9")}), a.Name)
+	r.sync(t, state(svcEps{a2, eps("10.244.0.7")}, svcEps{bb, eps("10.244.0.3", "10.244.1.9", "10.244.0.9+")}), a.Name)
 	if got := r.ipvs.Ops(); !slices.Equal(got, []string{"UpdateService TCP 10.96.0.1:80"}) {
 		t.Errorf("ops %q", got)
 	}
