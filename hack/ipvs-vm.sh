@@ -20,12 +20,14 @@
 # (hack/install-deps.sh installs them). Environment: GO (go), IPVS_VM_CACHE
 # (kernel cache, default ~/.cache/skiff/ipvs-vm), IPVS_VM_RUN (-test.run
 # pattern), IPVS_VM_TIMEOUT (seconds, default 600), IPVS_VM_KEEP=1 keeps
-# the work directory.
+# the work directory, IPVS_VM_SCALE=1000,10000 runs TestIPVSScale (sync
+# times at that many Services, logged as IPVS-SCALE lines).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 CACHE=${IPVS_VM_CACHE:-${HOME:-/root}/.cache/skiff/ipvs-vm}
-RUN=${IPVS_VM_RUN:-'^(TestIPVSKernel|TestDeviceAndRulesInNetNS|TestRunProxyIPVS)$'}
+RUN=${IPVS_VM_RUN:-'^(TestIPVSKernel|TestDeviceAndRulesInNetNS|TestRunProxyIPVS|TestIPVSScale)$'}
+SCALE=${IPVS_VM_SCALE:-}
 TIMEOUT=${IPVS_VM_TIMEOUT:-600}
 MODS="ip_vs ip_vs_rr ip_vs_lc ip_vs_sh veth bridge br_netfilter iptable_nat iptable_filter xt_tcpudp xt_MASQUERADE xt_mark xt_addrtype xt_comment xt_conntrack ipt_REJECT nf_conntrack_netlink"
 
@@ -110,6 +112,7 @@ while read -r m; do insmod /$M/\$m 2>/dev/null || echo "insmod \$m failed"; done
 depmod
 ip link set lo up
 cd /tmp
+export SKIFF_IPVS_SCALE='$SCALE'
 echo SKIFF-IPVS-VM-START
 /ipvs.test -test.v -test.count=1 -test.timeout=500s -test.run '$RUN' 2>&1
 echo "SKIFF-IPVS-VM-RESULT rc=\$?"
