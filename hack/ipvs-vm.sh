@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ipvs-vm.sh runs the ipvs proxy mode's real-kernel tests (package
-# netagent/proxy/ipvs: TestIPVSKernel, TestRunProxyIPVS and
+# netagent/proxy/ipvs: TestIPVSKernel, TestRunProxyIPVS, TestIPVSSchedulers and
 # TestDeviceAndRulesInNetNS) in a
 # VM whose kernel has ip_vs, since this machine's kernel does not
 # (PLATFORM.md, "A real kernel with ip_vs, under qemu"):
@@ -26,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}
 CACHE=${IPVS_VM_CACHE:-${HOME:-/root}/.cache/skiff/ipvs-vm}
-RUN=${IPVS_VM_RUN:-'^(TestIPVSKernel|TestDeviceAndRulesInNetNS|TestRunProxyIPVS|TestIPVSScale)$'}
+RUN=${IPVS_VM_RUN:-'^(TestIPVSKernel|TestDeviceAndRulesInNetNS|TestRunProxyIPVS|TestIPVSSchedulers|TestIPVSScale)$'}
 SCALE=${IPVS_VM_SCALE:-}
 TIMEOUT=${IPVS_VM_TIMEOUT:-600}
 MODS="ip_vs ip_vs_rr ip_vs_lc ip_vs_sh veth bridge br_netfilter iptable_nat iptable_filter xt_tcpudp xt_MASQUERADE xt_mark xt_addrtype xt_comment xt_conntrack ipt_REJECT nf_conntrack_netlink"
