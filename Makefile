@@ -11,7 +11,7 @@ LDFLAGS   := -s -w -X github.com/skiff-dev/skiff/internal/version.GitCommit=$(VE
 # Packages whose code runs goroutines concurrently: tested with -race.
 RACE_PKGS := ./store/... ./apiserver/... ./client/... ./controller/... ./scheduler/... ./server/... ./dns/... ./netagent/...
 
-.PHONY: build run test unit race fuzz vet bench deps clean compat
+.PHONY: build run test unit race fuzz vet bench deps clean compat ipvs-vm
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/skiff
@@ -23,7 +23,7 @@ run: build
 deps:
 	./hack/install-deps.sh
 
-test: deps vet unit race fuzz compat
+test: deps vet unit race fuzz compat ipvs-vm
 
 vet:
 	$(GO) vet ./...
@@ -39,6 +39,11 @@ race:
 # compat runs kubectl and client-go against a real server (own module).
 compat:
 	GO=$(GO) ./hack/kubectl-compat.sh
+
+# ipvs-vm runs the ipvs proxy mode's real-kernel tests in qemu: this
+# kernel has no ip_vs, Debian's cloud kernel (fetched and cached) has.
+ipvs-vm:
+	GO=$(GO) ./hack/ipvs-vm.sh
 
 # Each fuzz target runs for FUZZTIME (go test allows one -fuzz target per run).
 fuzz:

@@ -2,7 +2,11 @@
 # Installs the Debian packages Skiff's tests need. Idempotent; needs root
 # for apt-get (skipped with a message when not root and all tools exist).
 set -euo pipefail
-pkgs=(ca-certificates git make containernetworking-plugins iproute2 iptables nftables conntrack)
+# qemu-system-x86, busybox-static, cpio, kmod: hack/ipvs-vm.sh (make
+# ipvs-vm) boots Debian's linux-image-cloud-amd64, which it fetches itself
+# with apt-get download, to test the ipvs proxy mode on a kernel with ip_vs.
+pkgs=(ca-certificates git make containernetworking-plugins iproute2 iptables nftables conntrack
+  qemu-system-x86 busybox-static cpio kmod)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -41,6 +41,8 @@ type Config struct {
 	Runtime string
 	// ProxyMode is handed to Deps.Proxy.
 	ProxyMode string
+	// IPVSScheduler is the IPVS scheduler of proxy mode ipvs ("" is rr).
+	IPVSScheduler string
 	// ClusterCIDR is the whole pod range (the server's --cluster-cidr); the
 	// proxy masquerades traffic from outside it. Zero: the node's podCIDR.
 	ClusterCIDR netip.Prefix
@@ -200,12 +202,14 @@ func (n NetNS) do(fn func() error) error {
 
 // ProxyParams is what a service proxy is given.
 type ProxyParams struct {
-	NodeName    string
-	NodeIPs     []netip.Addr
-	Mode        string
-	PodCIDR     netip.Prefix
-	ClusterCIDR netip.Prefix // zero: PodCIDR
-	ServiceCIDR netip.Prefix
+	NodeName string
+	NodeIPs  []netip.Addr
+	Mode     string
+	// IPVSScheduler: the scheduler of mode ipvs ("" is rr).
+	IPVSScheduler string
+	PodCIDR       netip.Prefix
+	ClusterCIDR   netip.Prefix // zero: PodCIDR
+	ServiceCIDR   netip.Prefix
 	// Client is the node's API client; Informers are the agent's shared
 	// informers (Services and EndpointSlices are registered and running).
 	Client    *client.Client

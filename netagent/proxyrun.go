@@ -8,22 +8,23 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strings"
 
 	"github.com/vishvananda/netlink"
 	vnetns "github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/netagent/proxy"
 	"github.com/skiff-dev/skiff/netagent/proxy/iptables"
+	"github.com/skiff-dev/skiff/netagent/proxy/ipvs"
 	"github.com/skiff-dev/skiff/netagent/proxy/nftables"
 )
 
-// ipvsProcFile exists when the kernel has IPVS.
-const ipvsProcFile = "/proc/net/ip_vs"
-
 // RunProxy is the ProxyFunc of `skiff agent` and the built-in agent: it
-// builds the backend p.Mode names (iptables by default, nftables; ipvs is
-// refused), programming the node's network namespace (p.NetNS; nil is the
+// builds the backend p.Mode names (iptables by default, nftables or ipvs:
+// refused at once, with the reason, where the kernel has no usable IPVS),
+// programming the node's network namespace (p.NetNS; nil is the
 // agent's own), and runs the proxy core on the agent's Service and
 // EndpointSlice informers until ctx ends.
 //
@@ -39,10 +40,10 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 	switch mode {
 	case "iptables", "nftables":
 	case "ipvs":
-		if _, err := os.Stat(ipvsProcFile); err != nil {
-			return fmt.Errorf("--proxy-mode ipvs: this kernel has no IPVS (%s missing)", ipvsProcFile)
+		// moby/ipvs does nothing, silently, without IPVS: refuse at once.
+		if err := ipvs.Available(); err != nil {
+			return fmt.Errorf("--proxy-mode ipvs: %w", err)
 		}
-		return errors.New("--proxy-mode ipvs: not implemented in this build; use iptables or nftables")
 	default:
 		return fmt.Errorf("--proxy-mode %q: want iptables, nftables or ipvs", p.Mode)
 	}
@@ -95,6 +96,32 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 			return fmt.Errorf("netagent: proxy: %w", err)
 		}
 		backend = b
+	case "ipvs":
+		nsPath := ""
+		if ns.IsOpen() {
+			nsPath = fmt.Sprintf("/proc/self/fd/%d", int(ns))
+		}
+		k, err := ipvs.OpenKernel(ipvs.KernelOptions{NetNS: nsPath})
+		if err != nil {
+			return fmt.Errorf("--proxy-mode ipvs: %w", err)
+		}
+		defer k.Close()
+		b, err := ipvs.New(ctx, ipvs.Config{
+			IPVS:      k.IPVS,
+			Addrs:     k.Addrs,
+			Exec:      iptables.OSExec{NetNS: nsPath},
+			Scheduler: p.IPVSScheduler,
+			Sysctl: func(key, value string) error {
+				return p.NetNS.do(func() error {
+					return os.WriteFile("/proc/sys/"+strings.ReplaceAll(key, ".", "/"), []byte(value), 0o644)
+				})
+			},
+			Logger: log,
+		})
+		if err != nil {
+			return fmt.Errorf("netagent: proxy: %w", err)
+		}
+		backend = b
 	}
 
 	if p.OnBackend != nil {
@@ -104,7 +131,9 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 
 	ct := proxy.NetlinkConntrack{}
 	if ns.IsOpen() {
-		h, err := netlink.NewHandleAt(ns)
+		// NETLINK_NETFILTER only: with no families given the handle also
+		// opens xfrm, which kernels without xfrm_user refuse (PLATFORM.md).
+		h, err := netlink.NewHandleAt(ns, unix.NETLINK_NETFILTER)
 		if err != nil {
 			return fmt.Errorf("netagent: proxy: netlink handle in the node netns: %w", err)
 		}

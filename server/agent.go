@@ -53,6 +53,7 @@ func (s *Server) startAgent(ctx context.Context) error {
 		DataDir:       s.cfg.DataDir,
 		Runtime:       rtName,
 		ProxyMode:     s.cfg.ProxyMode,
+		IPVSScheduler: s.cfg.IPVSScheduler,
 		ClusterCIDR:   s.parsed.ClusterCIDR,
 		ClusterDomain: s.cfg.ClusterDomain,
 		DNSUpstreams:  s.cfg.DNSUpstream,

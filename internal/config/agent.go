@@ -17,6 +17,7 @@ type Agent struct {
 	DataDir       string   // --data-dir
 	Runtime       string   // --runtime auto|containerd|process
 	ProxyMode     string   // --proxy-mode
+	IPVSScheduler string   // --ipvs-scheduler (proxy mode ipvs)
 	ClusterDomain string   // --cluster-domain
 	ClusterCIDR   string   // --cluster-cidr: traffic from outside it is masqueraded
 	DNSUpstream   []string // --dns-upstream; nil = /etc/resolv.conf
@@ -38,6 +39,7 @@ func AgentDefaults() Agent {
 		DataDir:       "/var/lib/skiff-agent",
 		Runtime:       "auto",
 		ProxyMode:     "iptables",
+		IPVSScheduler: "rr",
 		ClusterDomain: "cluster.local",
 		ClusterCIDR:   "10.244.0.0/16",
 		NodeAPIListen: ":10250",
@@ -91,6 +93,11 @@ func (c Agent) Parse() (ParsedAgent, error) {
 	case "", "iptables", "nftables", "ipvs":
 	default:
 		return p, fmt.Errorf("--proxy-mode %q: want iptables, nftables or ipvs", c.ProxyMode)
+	}
+	switch c.IPVSScheduler {
+	case "", "rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh", "sed", "nq", "fo", "ovf", "mh", "twos":
+	default:
+		return p, fmt.Errorf("--ipvs-scheduler %q: want an IPVS scheduler (rr, wrr, lc, wlc, lblc, lblcr, dh, sh, sed, nq, fo, ovf, mh, twos)", c.IPVSScheduler)
 	}
 	return p, nil
 }

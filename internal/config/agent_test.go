@@ -26,7 +26,9 @@ func TestAgentParse(t *testing.T) {
 		{"empty data dir", func(a *Agent) { a.DataDir = "" }, true},
 		{"bad runtime", func(a *Agent) { a.Runtime = "docker" }, true},
 		{"nftables proxy", func(a *Agent) { a.ProxyMode = "nftables" }, false},
-		{"ipvs proxy (refused at run time)", func(a *Agent) { a.ProxyMode = "ipvs" }, false},
+		{"ipvs proxy (refused at run time without IPVS)", func(a *Agent) { a.ProxyMode = "ipvs" }, false},
+		{"ipvs scheduler sh", func(a *Agent) { a.ProxyMode, a.IPVSScheduler = "ipvs", "sh" }, false},
+		{"unknown ipvs scheduler", func(a *Agent) { a.IPVSScheduler = "fastest" }, true},
 		{"unknown proxy mode", func(a *Agent) { a.ProxyMode = "userspace" }, true},
 	}
 	for _, tc := range cases {

@@ -31,6 +31,7 @@ type Server struct {
 	NodeIP           []string // --node-ip
 	Runtime          string   // --runtime (node agent issue)
 	ProxyMode        string   // --proxy-mode (service proxy issue)
+	IPVSScheduler    string   // --ipvs-scheduler (proxy mode ipvs)
 	// DNSTTL is the TTL of cluster DNS records and negative answers
 	// (--dns-ttl, whole seconds, 1s..1h).
 	DNSTTL time.Duration
@@ -72,6 +73,7 @@ func ServerDefaults() Server {
 		DNSTTL:                 5 * time.Second,
 		Runtime:                "auto",
 		ProxyMode:              "iptables",
+		IPVSScheduler:          "rr",
 		HistorySize:            50000,
 		MaxEndpointsPerSlice:   100,
 		NodeMonitorGracePeriod: 40 * time.Second,
@@ -161,6 +163,11 @@ func (c Server) Parse() (Parsed, error) {
 	case "", "iptables", "nftables", "ipvs":
 	default:
 		return p, fmt.Errorf("--proxy-mode %q: want iptables, nftables or ipvs", c.ProxyMode)
+	}
+	switch c.IPVSScheduler {
+	case "", "rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh", "sed", "nq", "fo", "ovf", "mh", "twos":
+	default:
+		return p, fmt.Errorf("--ipvs-scheduler %q: want an IPVS scheduler (rr, wrr, lc, wlc, lblc, lblcr, dh, sh, sed, nq, fo, ovf, mh, twos)", c.IPVSScheduler)
 	}
 	return p, nil
 }

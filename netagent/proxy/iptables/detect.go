@@ -16,7 +16,12 @@ const (
 	ModeLegacy Mode = "legacy" // iptables-legacy: x_tables blobs
 )
 
-// Tool names the binaries of one mode.
+// Tool names one of the mode's binaries: t is "iptables",
+// "iptables-restore" or "iptables-save" (iptables-nft-restore, ...). Other
+// proxy modes that need a few iptables rules (ipvs) use it.
+func (m Mode) Tool(t string) string { return m.tool(t) }
+
+// tool names the binaries of one mode.
 func (m Mode) tool(t string) string {
 	// t is "iptables", "iptables-restore" or "iptables-save".
 	base, rest, _ := strings.Cut(t, "-")
