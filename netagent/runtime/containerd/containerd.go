@@ -502,6 +502,16 @@ func (r *Runtime) Logs(ctx context.Context, id string, follow bool, w io.Writer)
 			return fmt.Errorf("runtime/containerd: logs of %s: %w", id, err)
 		}
 		if st.State != runtime.StateRunning && st.State != runtime.StateCreated {
+			// The shim may still be writing what the process wrote just
+			// before it exited: give it one more interval.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick.C:
+			}
+			if _, err := io.Copy(w, f); err != nil {
+				return fmt.Errorf("runtime/containerd: logs of %s: %w", id, err)
+			}
 			return nil
 		}
 	}
