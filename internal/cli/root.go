@@ -142,6 +142,7 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.StringVar(&cfg.AgentNodeName, "node-name", cfg.AgentNodeName, "the built-in agent's node name (default: the host name)")
 	f.IntVar(&cfg.NodeCIDRMaskSize, "node-cidr-mask-size", cfg.NodeCIDRMaskSize, "prefix length of each node's pod range out of --cluster-cidr (default 24 for IPv4)")
 	f.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "pod runtime: auto, containerd or process")
+	f.StringVar(&cfg.ContainerdSocket, "containerd-socket", cfg.ContainerdSocket, containerdSocketUsage)
 	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
 	f.StringSliceVar(&cfg.DisabledControllers, "disable-controller", nil, "built-in controller not to run (repeatable): gc, namespace, ...")
 	f.IntVar(&cfg.MaxEndpointsPerSlice, "max-endpoints-per-slice", cfg.MaxEndpointsPerSlice, "most endpoints in one EndpointSlice (1-1000)")
@@ -151,6 +152,9 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long SIGTERM waits for requests to finish")
 	return cmd
 }
+
+// containerdSocketUsage documents --containerd-socket.
+const containerdSocketUsage = "containerd's socket (default /run/containerd/containerd.sock); with --runtime containerd and none answering, the agent starts containerd itself under <data-dir>/containerd"
 
 func newAgentCommand(run func(context.Context, config.Agent) error) *cobra.Command {
 	cfg := config.AgentDefaults()
@@ -183,6 +187,7 @@ adopts them.`,
 	f.StringSliceVar(&cfg.NodeIP, "node-ip", nil, "this node's address(es) (default: the first global IPv4 address)")
 	f.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory for the agent's credentials, pod files, CNI and runtime state")
 	f.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "pod runtime: auto, containerd or process")
+	f.StringVar(&cfg.ContainerdSocket, "containerd-socket", cfg.ContainerdSocket, containerdSocketUsage)
 	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
 	f.StringVar(&cfg.ClusterDomain, "cluster-domain", cfg.ClusterDomain, "DNS domain of the cluster")
 	f.StringVar(&cfg.ClusterCIDR, "cluster-cidr", cfg.ClusterCIDR, "the cluster's pod range (the server's --cluster-cidr): the proxy masquerades traffic from outside it")

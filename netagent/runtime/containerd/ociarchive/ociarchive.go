@@ -103,7 +103,7 @@ type index struct {
 
 // built is an image's blobs.
 type built struct {
-	layer, config, manifest []byte
+	layer, config, manifest                   []byte
 	layerDigest, configDigest, manifestDigest string
 }
 
