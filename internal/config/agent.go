@@ -8,26 +8,26 @@ import (
 
 // Agent is everything `skiff agent` is told on its command line.
 type Agent struct {
-	Server    string   // --server https://host:port
-	Token     string   // --token (the server's tokens/node)
-	TokenFile string   // --token-file, read when --token is empty
-	ServerCA  string   // --server-ca PEM file; "" = the system roots
-	NodeName  string   // --node-name; "" = the host name
-	NodeIP    []string // --node-ip
-	DataDir   string   // --data-dir
-	Runtime   string   // --runtime auto|containerd|process
-	// ContainerdSocket (--containerd-socket) is the containerd to use;
-	// "" is /run/containerd/containerd.sock.
-	ContainerdSocket string
-	ProxyMode        string   // --proxy-mode
-	ClusterDomain    string   // --cluster-domain
-	ClusterCIDR      string   // --cluster-cidr: traffic from outside it is masqueraded
-	DNSUpstream      []string // --dns-upstream; nil = /etc/resolv.conf
+	Server        string   // --server https://host:port
+	Token         string   // --token (the server's tokens/node)
+	TokenFile     string   // --token-file, read when --token is empty
+	ServerCA      string   // --server-ca PEM file; "" = the system roots
+	NodeName      string   // --node-name; "" = the host name
+	NodeIP        []string // --node-ip
+	DataDir       string   // --data-dir
+	Runtime       string   // --runtime auto|containerd|process
+	ProxyMode     string   // --proxy-mode
+	ClusterDomain string   // --cluster-domain
+	ClusterCIDR   string   // --cluster-cidr: traffic from outside it is masqueraded
+	DNSUpstream   []string // --dns-upstream; nil = /etc/resolv.conf
 	// NetNS (--netns) is a network namespace path the agent builds its pod
 	// network, node DNS and probes in; "" is the agent's own namespace.
 	// The API connection stays in the agent's namespace. It lets several
 	// agents share one machine (tests, demos).
 	NetNS string
+	// ContainerdSocket (--containerd-socket) is the containerd to use;
+	// "" is /run/containerd/containerd.sock.
+	ContainerdSocket string
 }
 
 // AgentDefaults returns the documented defaults.
