@@ -89,10 +89,26 @@ func (r *Runtime) PullImage(ctx context.Context, ref string, progress func(PullP
 		opts = append(opts, ctrd.WithPullSnapshotter(r.cfg.Snapshotter))
 	}
 	if progress != nil {
-		opts = append(opts, ctrd.WithImageHandler(images.HandlerFunc(func(_ context.Context, d ocispec.Descriptor) ([]ocispec.Descriptor, error) {
+		// Each descriptor is reported as its fetch is dispatched; layers
+		// are fetched by the unpacker, past the handlers, so they are
+		// reported when their manifest lists them.
+		report := func(d ocispec.Descriptor) {
 			progress(PullProgress{Ref: full, MediaType: d.MediaType, Digest: d.Digest.String(), Size: d.Size})
-			return nil, nil
-		})))
+		}
+		opts = append(opts, ctrd.WithImageHandlerWrapper(func(h images.Handler) images.Handler {
+			return images.HandlerFunc(func(ctx context.Context, d ocispec.Descriptor) ([]ocispec.Descriptor, error) {
+				report(d)
+				children, err := h.Handle(ctx, d)
+				if images.IsManifestType(d.MediaType) {
+					for _, c := range children {
+						if images.IsLayerType(c.MediaType) {
+							report(c)
+						}
+					}
+				}
+				return children, err
+			})
+		}))
 	}
 	img, err := r.client.Pull(ctx, full, opts...)
 	if err != nil {

@@ -220,3 +220,78 @@ func TestExitCodeAndStartErrors(t *testing.T) {
 		t.Fatalf("Stop of an unknown id: %v", err)
 	}
 }
+
+// TestAdoptionAcrossRestart: a container outlives its runtime and its
+// (managed) containerd; a new daemon on the same dir and a new Runtime
+// list it running with the same pid, and can exec in and stop it.
+func TestAdoptionAcrossRestart(t *testing.T) {
+	e := requireContainerd(t)
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "skadopt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	d1, err := StartDaemon(ctx, DaemonConfig{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt1, err := New(ctx, Config{Socket: d1.Socket, LogRoot: t.TempDir()})
+	if err != nil {
+		d1.Stop()
+		t.Fatal(err)
+	}
+	if _, err := importImage(rt1, "oci", workloadImage(testImage, e.workload)); err != nil {
+		t.Fatal(err)
+	}
+	pod, client := podAndClient(t)
+	st, err := rt1.Start(ctx, newSandbox(t, "adopted", pod.Path), runtime.ContainerSpec{Name: "web", Image: testImage, Env: []string{"POD_NAME=adopted"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d2 *Daemon
+	t.Cleanup(func() {
+		if d2 != nil {
+			cleanupNamespace(d2.Socket)
+			d2.Stop()
+		}
+	})
+	c := clientIn(client.Path)
+	get(t, c, "http://10.250.0.1:8080/hostname")
+	rt1.Close()
+	if err := d1.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	// The pod keeps serving while no containerd runs.
+	if got := get(t, c, "http://10.250.0.1:8080/hostname"); got != "adopted" {
+		t.Fatalf("/hostname with containerd down = %q", got)
+	}
+	if d2, err = StartDaemon(ctx, DaemonConfig{Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	rt2, err := New(ctx, Config{Socket: d2.Socket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt2.Close()
+	list, err := rt2.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != st.ID || list[0].State != runtime.StateRunning || list[0].Pid != st.Pid ||
+		list[0].PodUID != "uid-adopted" || list[0].Name != "web" || list[0].LogPath != st.LogPath || !list[0].StartedAt.Equal(st.StartedAt) {
+		t.Fatalf("after the restart List = %+v, want %+v", list, st)
+	}
+	if code, _, err := rt2.Exec(ctx, st.ID, []string{"/workload", "exit", "0"}, 5*time.Second); err != nil || code != 0 {
+		t.Fatalf("Exec in the adopted container: %d %v", code, err)
+	}
+	if err := rt2.Stop(ctx, st.ID, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if fin := waitState(t, rt2, st.ID, runtime.StateExited); fin.ExitCode != 0 {
+		t.Fatalf("the adopted container exited %d after SIGTERM", fin.ExitCode)
+	}
+	if err := rt2.Remove(ctx, st.ID); err != nil {
+		t.Fatal(err)
+	}
+}

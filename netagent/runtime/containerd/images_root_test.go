@@ -1,0 +1,173 @@
+package containerd
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
+	"github.com/skiff-dev/skiff/netagent/runtime"
+	"github.com/skiff-dev/skiff/netagent/runtime/containerd/ociarchive"
+)
+
+// TestImportArchives imports the workload as an OCI layout and as a
+// docker-save archive, finds both in Images, and runs the docker one.
+func TestImportArchives(t *testing.T) {
+	e := requireContainerd(t)
+	rt := newTestRuntime(t, e)
+	ctx := context.Background()
+	for _, format := range []string{"oci", "docker"} {
+		name := "skiff.local/import-" + format + ":v1"
+		infos, err := importImage(rt, format, workloadImage(name, e.workload))
+		if err != nil {
+			t.Fatalf("import %s: %v", format, err)
+		}
+		if len(infos) != 1 || infos[0].Name != name || infos[0].Size == 0 || !strings.HasPrefix(infos[0].Digest, "sha256:") {
+			t.Fatalf("import %s: %+v", format, infos)
+		}
+		t.Cleanup(func() { _ = rt.RemoveImage(ctx, name) })
+	}
+	imgs, err := rt.Images(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, im := range imgs {
+		names = append(names, im.Name)
+	}
+	for _, want := range []string{"skiff.local/import-oci:v1", "skiff.local/import-docker:v1", testImage} {
+		if !slices.Contains(names, want) {
+			t.Fatalf("Images lacks %s: %v", want, names)
+		}
+	}
+	pod := netnstest.New(t, "pod")
+	st := start(t, rt, newSandbox(t, "docker-img", pod.Path), runtime.ContainerSpec{Name: "main", Image: "skiff.local/import-docker:v1", Args: []string{"exit", "7"}})
+	if fin := waitState(t, rt, st.ID, runtime.StateExited); fin.ExitCode != 7 {
+		t.Fatalf("the docker-archive image ran with exit code %d, want 7", fin.ExitCode)
+	}
+	if _, err := rt.ImportImages(ctx, strings.NewReader("not a tar")); err == nil {
+		t.Fatal("importing garbage succeeded")
+	}
+}
+
+// registry is a read-only OCI distribution endpoint over one repository's
+// manifests (by tag and digest) and blobs, on 127.0.0.1; it counts blob
+// fetches.
+type registry struct {
+	mu        sync.Mutex
+	manifests map[string]ociarchive.Blob // by tag and by digest
+	blobs     map[string]ociarchive.Blob
+	fetches   int
+}
+
+func (g *registry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/v2/" {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	rest, ok := strings.CutPrefix(r.URL.Path, "/v2/")
+	if !ok || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+		http.NotFound(w, r)
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var b ociarchive.Blob
+	if i := strings.LastIndex(rest, "/manifests/"); i >= 0 {
+		b, ok = g.manifests[rest[i+len("/manifests/"):]]
+	} else if i := strings.LastIndex(rest, "/blobs/"); i >= 0 {
+		b, ok = g.blobs[rest[i+len("/blobs/"):]]
+		if ok && r.Method == http.MethodGet {
+			g.fetches++
+		}
+	} else {
+		ok = false
+	}
+	if !ok {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"errors":[{"code":"MANIFEST_UNKNOWN","message":"unknown"}]}`)
+		return
+	}
+	w.Header().Set("Content-Type", b.MediaType)
+	w.Header().Set("Docker-Content-Digest", b.Digest)
+	w.Header().Set("Content-Length", strconv.Itoa(len(b.Data)))
+	if r.Method == http.MethodGet {
+		w.Write(b.Data)
+	}
+}
+
+// serveRegistry serves img as <addr>/workload:<tag> and returns addr.
+func serveRegistry(t *testing.T, tag string, img ociarchive.Image) (string, *registry) {
+	t.Helper()
+	l, err := ociarchive.Blobs(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &registry{
+		manifests: map[string]ociarchive.Blob{tag: l.Manifest, l.Manifest.Digest: l.Manifest},
+		blobs:     map[string]ociarchive.Blob{l.Config.Digest: l.Config, l.Layer.Digest: l.Layer},
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: g}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String(), g
+}
+
+// TestPullFromLoopbackRegistry pulls over plain HTTP from a registry on
+// 127.0.0.1, with progress, and runs the pulled image.
+func TestPullFromLoopbackRegistry(t *testing.T) {
+	e := requireContainerd(t)
+	rt := newTestRuntime(t, e)
+	ctx := context.Background()
+	// A layer of its own, so that nothing of it is in the content store.
+	img := workloadImage("ignored", e.workload)
+	img.Files = append(img.Files, ociarchive.File{Path: "/data/pulled.txt", Data: []byte(t.Name())})
+	addr, g := serveRegistry(t, "v2", img)
+	ref := addr + "/workload:v2"
+	t.Cleanup(func() { _ = rt.RemoveImage(ctx, ref) })
+	if ok, err := rt.ImagePresent(ctx, ref); err != nil || ok {
+		t.Fatalf("ImagePresent before the pull: %v %v", ok, err)
+	}
+	var steps []PullProgress
+	info, err := rt.PullImage(ctx, ref, func(p PullProgress) { steps = append(steps, p) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Name != ref || info.Size == 0 {
+		t.Fatalf("pulled %+v", info)
+	}
+	var types []string
+	for _, s := range steps {
+		types = append(types, s.MediaType)
+	}
+	for _, want := range []string{ociarchive.MediaTypeManifest, ociarchive.MediaTypeConfig, ociarchive.MediaTypeLayer} {
+		if !slices.Contains(types, want) {
+			t.Fatalf("progress lacks %s: %v", want, types)
+		}
+	}
+	if g.fetches != 2 {
+		t.Fatalf("%d blob fetches, want 2 (config and layer)", g.fetches)
+	}
+	if ok, err := rt.ImagePresent(ctx, ref); err != nil || !ok {
+		t.Fatalf("ImagePresent after the pull: %v %v", ok, err)
+	}
+	pod := netnstest.New(t, "pod")
+	st := start(t, rt, newSandbox(t, "pulled", pod.Path), runtime.ContainerSpec{Name: "main", Image: ref, Args: []string{"exit", "5"}})
+	if fin := waitState(t, rt, st.ID, runtime.StateExited); fin.ExitCode != 5 {
+		t.Fatalf("the pulled image ran with exit code %d, want 5", fin.ExitCode)
+	}
+	if _, err := rt.PullImage(ctx, addr+"/workload:absent", nil); err == nil {
+		t.Fatal("pulling an absent tag succeeded")
+	}
+}
