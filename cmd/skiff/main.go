@@ -19,6 +19,7 @@ import (
 
 	"github.com/skiff-dev/skiff/internal/cli"
 	"github.com/skiff-dev/skiff/internal/config"
+	"github.com/skiff-dev/skiff/internal/imagecmd"
 	"github.com/skiff-dev/skiff/kubectl"
 	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/netagent/netns"
@@ -49,6 +50,7 @@ func runners() cli.Runners {
 		Agent:       runAgent,
 		NetExec:     runNetExec,
 		RuntimeInit: process.Init,
+		Image:       imagecmd.Runners(),
 	}
 }
 

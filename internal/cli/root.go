@@ -32,6 +32,8 @@ type Runners struct {
 	// runtime (netagent/runtime/process.Init). It gets its arguments
 	// unparsed and returns only on failure (on success it execs).
 	RuntimeInit func(args []string) error
+	// Image runs the `skiff image` verbs (the containerd runtime's images).
+	Image ImageRunners
 }
 
 // NetExecOptions are the flags of `skiff netexec`.
@@ -64,7 +66,7 @@ func NewRootWith(r Runners, env kubectl.Env) *cobra.Command {
 	if env.Out != nil {
 		root.SetOut(env.Out)
 	}
-	root.AddCommand(newServerCommand(r.Server), newAgentCommand(r.Agent), newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit))
+	root.AddCommand(newServerCommand(r.Server), newAgentCommand(r.Agent), newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit), newImageCommand(r.Image))
 	root.AddCommand(kubectl.Commands(env)...)
 	return root
 }
