@@ -96,7 +96,7 @@ func Import(ctx context.Context, o cli.ImageOptions, files []string, out io.Writ
 func maybeGunzip(rd io.Reader) (io.Reader, error) {
 	var head [2]byte
 	n, err := io.ReadFull(rd, head[:])
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return nil, err
 	}
 	rd = io.MultiReader(bytes.NewReader(head[:n]), rd)
