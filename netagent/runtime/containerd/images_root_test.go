@@ -2,13 +2,10 @@ package containerd
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
@@ -56,63 +53,13 @@ func TestImportArchives(t *testing.T) {
 	}
 }
 
-// registry is a read-only OCI distribution endpoint over one repository's
-// manifests (by tag and digest) and blobs, on 127.0.0.1; it counts blob
-// fetches.
-type registry struct {
-	mu        sync.Mutex
-	manifests map[string]ociarchive.Blob // by tag and by digest
-	blobs     map[string]ociarchive.Blob
-	fetches   int
-}
-
-func (g *registry) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == "/v2/" {
-		w.WriteHeader(http.StatusOK)
-		return
-	}
-	rest, ok := strings.CutPrefix(r.URL.Path, "/v2/")
-	if !ok || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
-		http.NotFound(w, r)
-		return
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	var b ociarchive.Blob
-	if i := strings.LastIndex(rest, "/manifests/"); i >= 0 {
-		b, ok = g.manifests[rest[i+len("/manifests/"):]]
-	} else if i := strings.LastIndex(rest, "/blobs/"); i >= 0 {
-		b, ok = g.blobs[rest[i+len("/blobs/"):]]
-		if ok && r.Method == http.MethodGet {
-			g.fetches++
-		}
-	} else {
-		ok = false
-	}
-	if !ok {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		fmt.Fprint(w, `{"errors":[{"code":"MANIFEST_UNKNOWN","message":"unknown"}]}`)
-		return
-	}
-	w.Header().Set("Content-Type", b.MediaType)
-	w.Header().Set("Docker-Content-Digest", b.Digest)
-	w.Header().Set("Content-Length", strconv.Itoa(len(b.Data)))
-	if r.Method == http.MethodGet {
-		w.Write(b.Data)
-	}
-}
-
-// serveRegistry serves img as <addr>/workload:<tag> and returns addr.
-func serveRegistry(t *testing.T, tag string, img ociarchive.Image) (string, *registry) {
+// serveRegistry serves img as <addr>/workload:<tag> on 127.0.0.1 and
+// returns addr.
+func serveRegistry(t *testing.T, tag string, img ociarchive.Image) (string, *ociarchive.Registry) {
 	t.Helper()
-	l, err := ociarchive.Blobs(img)
-	if err != nil {
+	g := ociarchive.NewRegistry()
+	if err := g.Add("workload", tag, img); err != nil {
 		t.Fatal(err)
-	}
-	g := &registry{
-		manifests: map[string]ociarchive.Blob{tag: l.Manifest, l.Manifest.Digest: l.Manifest},
-		blobs:     map[string]ociarchive.Blob{l.Config.Digest: l.Config, l.Layer.Digest: l.Layer},
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -156,8 +103,8 @@ func TestPullFromLoopbackRegistry(t *testing.T) {
 			t.Fatalf("progress lacks %s: %v", want, types)
 		}
 	}
-	if g.fetches != 2 {
-		t.Fatalf("%d blob fetches, want 2 (config and layer)", g.fetches)
+	if n := g.BlobFetches(); n != 2 {
+		t.Fatalf("%d blob fetches, want 2 (config and layer)", n)
 	}
 	if ok, err := rt.ImagePresent(ctx, ref); err != nil || !ok {
 		t.Fatalf("ImagePresent after the pull: %v %v", ok, err)
