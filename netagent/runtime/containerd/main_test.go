@@ -70,7 +70,7 @@ func cleanupNamespace(sock string) {
 
 // requireContainerd skips unless the test can run containerd: root,
 // containerd and runc on PATH. It returns the shared env.
-func requireContainerd(t *testing.T) *testEnv {
+func requireContainerd(t testing.TB) *testEnv {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: runs containerd and network namespaces")
