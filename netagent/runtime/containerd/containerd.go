@@ -20,6 +20,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	"github.com/containerd/errdefs"
+	clog "github.com/containerd/log"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/skiff-dev/skiff/netagent/runtime"
@@ -78,6 +79,8 @@ type Runtime struct {
 	cfg    Config
 	log    *slog.Logger
 	client *ctrd.Client
+	// clog receives the client's logs (see clientLogger).
+	clog *clog.Entry
 	// closers run on Close after the client is closed (a managed daemon).
 	closers []func() error
 }
@@ -117,7 +120,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("runtime/containerd: %s does not answer: %w", cfg.Socket, err)
 	}
 	log.Info("runtime/containerd: connected", "socket", cfg.Socket, "version", v.Version, "namespace", cfg.Namespace)
-	return &Runtime{cfg: cfg, log: log, client: c}, nil
+	return &Runtime{cfg: cfg, log: log, client: c, clog: clientLogger(log)}, nil
 }
 
 // Close closes the connection (and stops a daemon the Runtime manages,
@@ -142,7 +145,7 @@ func (r *Runtime) Client() *ctrd.Client { return r.client }
 func (r *Runtime) Name() string { return "containerd" }
 
 func (r *Runtime) ctx(ctx context.Context) context.Context {
-	return namespaces.WithNamespace(ctx, r.cfg.Namespace)
+	return withClientLogger(namespaces.WithNamespace(ctx, r.cfg.Namespace), r.clog)
 }
 
 func newID() (string, error) {
