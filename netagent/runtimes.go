@@ -55,7 +55,10 @@ func ManagedContainerdDir(dataDir string) string { return filepath.Join(dataDir,
 //   - containerd: the containerd that answers there; if none does but a
 //     containerd binary is on PATH, the agent starts one itself, as k3s
 //     does (StartDaemon: everything under ManagedContainerdDir, the CRI
-//     plugin disabled) and stops it (by PID) when the runtime is closed.
+//     plugin disabled) and stops it (by PID) when the runtime is closed;
+//     one that an earlier agent started and left running (it was killed)
+//     is adopted and stopped the same way (AdoptDaemon). auto uses such a
+//     daemon but never stops it.
 //   - process: the process runtime.
 //
 // A containerd runtime implements io.Closer: the caller closes it when the
@@ -92,6 +95,12 @@ func SelectRuntime(ctx context.Context, name string, o RuntimeOptions) (runtime.
 			rt, err := newContainerd(ctx, answering, o, log)
 			if err != nil {
 				return nil, "", err
+			}
+			if answering == managed {
+				// Left by an agent that was killed: ours to stop now.
+				if d, ok := containerd.AdoptDaemon(ctx, ManagedContainerdDir(o.DataDir), log); ok {
+					rt.OnClose(d.Stop)
+				}
 			}
 			return rt, RuntimeContainerd, nil
 		}

@@ -98,4 +98,21 @@ func TestSelectRuntimeManagedContainerd(t *testing.T) {
 	if _, name, err := SelectRuntime(ctx, "auto", RuntimeOptions{DataDir: data, ContainerdSocket: none}); err != nil || name != "process" {
 		t.Fatalf("auto after the managed daemon stopped: %q %v", name, err)
 	}
+
+	// A daemon left by a killed agent is adopted, and stopped on Close.
+	left, err := containerd.StartDaemon(ctx, containerd.DaemonConfig{Dir: ManagedContainerdDir(data)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { left.Stop() })
+	rt3, name, err := SelectRuntime(ctx, "containerd", RuntimeOptions{DataDir: data, ContainerdSocket: none})
+	if err != nil || name != "containerd" {
+		t.Fatalf("containerd with a leftover managed daemon: %q %v", name, err)
+	}
+	if err := rt3.(io.Closer).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if containerd.SocketAnswers(ctx, left.Socket) {
+		t.Fatal("the adopted daemon still answers after Close")
+	}
 }

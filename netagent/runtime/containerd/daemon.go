@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -140,6 +141,51 @@ func StartDaemon(ctx context.Context, cfg DaemonConfig) (*Daemon, error) {
 	}
 }
 
+// AdoptDaemon finds a daemon an earlier StartDaemon left running on dir
+// (an agent that was killed): the PID in containerd.pid, if that process
+// still runs containerd with dir's config and its socket answers. Its Stop
+// works as for a daemon StartDaemon started.
+func AdoptDaemon(ctx context.Context, dir string, log *slog.Logger) (*Daemon, bool) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, false
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "containerd.pid"))
+	if err != nil {
+		return nil, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return nil, false
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return nil, false
+	}
+	args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+	conf := filepath.Join(dir, "config.toml")
+	if len(args) < 3 || filepath.Base(args[0]) != "containerd" || !slices.Contains(args, conf) {
+		return nil, false
+	}
+	sock := DaemonSocket(dir)
+	if !SocketAnswers(ctx, sock) {
+		return nil, false
+	}
+	d := &Daemon{Socket: sock, Pid: pid, log: log, done: make(chan struct{})}
+	go func() {
+		// Not our child: poll for its end.
+		for running(pid) {
+			time.Sleep(50 * time.Millisecond)
+		}
+		close(d.done)
+	}()
+	log.Info("runtime/containerd: adopted the containerd an earlier agent started", "pid", pid, "socket", sock)
+	return d, true
+}
+
 // Stop sends the daemon SIGTERM (by PID), waits up to 10 s, then SIGKILL.
 // Containers keep running in their shims.
 func (d *Daemon) Stop() error {
@@ -176,4 +222,16 @@ func SocketAnswers(ctx context.Context, path string) bool {
 	}
 	c.Close()
 	return true
+}
+
+// running reports whether pid is a live process (not a zombie: a
+// re-parented process may never be reaped where init does not reap).
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
 }

@@ -32,8 +32,11 @@
 // StartDaemon runs containerd the way k3s does: a generated config
 // (version 2, read by 1.6 to 2.x) with root, state and the socket under
 // one directory and the CRI plugin disabled, in a process group of its
-// own; Stop ends it by PID (SIGTERM, then SIGKILL). netagent.SelectRuntime
-// uses it for --runtime containerd when no containerd answers.
+// own, its PID in containerd.pid; Stop ends it by PID (SIGTERM, then
+// SIGKILL). AdoptDaemon finds one an earlier, killed agent left running
+// (the PID file, checked against the process's command line and the
+// socket). netagent.SelectRuntime uses both for --runtime containerd when
+// no other containerd answers.
 //
 // # Images
 //
