@@ -208,6 +208,42 @@ func TestAgentOnContainerd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// An agent restart, with its containerd (stopped with the old agent,
+	// started again by the new one on the same data dir), adopts the
+	// running containers: same container, same IP, no restart.
+	before := map[string]*api.Pod{}
+	for _, name := range []string{"local", "pulled"} {
+		var p api.Pod
+		if err := admin.Get(ctx, resPods, "default", name, &p); err != nil {
+			t.Fatal(err)
+		}
+		before[name] = &p
+	}
+	agent.stop(t)
+	if err := crt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if containerd.SocketAnswers(ctx, containerd.DaemonSocket(netagent.ManagedContainerdDir(dataDir))) {
+		t.Fatal("the managed containerd survived the agent")
+	}
+	if got := n.get(t, "http://"+net.JoinHostPort(before["local"].Status.PodIP, "8080")+"/hostname"); got != "local" {
+		t.Fatalf("local while no agent and no containerd run: %q", got)
+	}
+	rt, name, err = netagent.SelectRuntime(ctx, "containerd", netagent.RuntimeOptions{DataDir: dataDir, ContainerdSocket: filepath.Join(dataDir, "none.sock"), Logger: testLog(t)})
+	if err != nil || name != "containerd" {
+		t.Fatalf("SelectRuntime after the restart: %q %v", name, err)
+	}
+	crt = rt.(*containerd.Runtime)
+	startAgent(t, nil, cfg, netagent.Deps{Runtime: rt, NodeNetNS: ns.Do})
+	time.Sleep(2 * time.Second) // a few relists and probe periods
+	for name, b := range before {
+		p := waitPod(t, admin, name, 10*time.Second, "Ready after the restart", podReady)
+		was, is := b.Status.ContainerStatuses[0], p.Status.ContainerStatuses[0]
+		if is.ContainerID != was.ContainerID || is.RestartCount != 0 || p.Status.PodIP != b.Status.PodIP {
+			t.Fatalf("%s after the agent restart: %s restarts %d ip %s, was %s ip %s", name, is.ContainerID, is.RestartCount, p.Status.PodIP, was.ContainerID, b.Status.PodIP)
+		}
+	}
+
 	for _, name := range []string{"local", "pulled", "never"} {
 		if err := admin.Delete(ctx, resPods, "default", name, client.DeleteOptions{}); err != nil {
 			t.Fatal(err)
