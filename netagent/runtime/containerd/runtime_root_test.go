@@ -196,6 +196,14 @@ func TestExitCodeAndStartErrors(t *testing.T) {
 	pod := netnstest.New(t, "pod")
 	sb := newSandbox(t, "exits", pod.Path)
 	st := start(t, rt, sb, runtime.ContainerSpec{Name: "main", Image: testImage, Args: []string{"exit", "42"}})
+	// Logs(follow) of a container that exits returns once it has, with
+	// everything it wrote.
+	var b strings.Builder
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := rt.Logs(fctx, st.ID, true, &b); err != nil || fctx.Err() != nil || !strings.Contains(b.String(), "exiting with 42") {
+		t.Fatalf("Logs(follow): %v (ctx %v): %q", err, fctx.Err(), b.String())
+	}
 	if fin := waitState(t, rt, st.ID, runtime.StateExited); fin.ExitCode != 42 {
 		t.Fatalf("exit code %d, want 42", fin.ExitCode)
 	}
