@@ -66,7 +66,7 @@ func (w *podWorker) ensureImage(ctx context.Context, pod *api.Pod, c *ctr) error
 	t0 := time.Now()
 	info, err := p.PullImage(ctx, image, func(pp containerd.PullProgress) {
 		w.log.Debug("pulling", "image", image, "mediaType", pp.MediaType, "digest", pp.Digest, "size", pp.Size)
-		if isLayer(pp.MediaType) {
+		if isLayer(pp.MediaType) && pp.Fetched == 0 {
 			w.m.event(pod, api.EventTypeNormal, "Pulling", "Pulling image %q: layer %s (%d bytes)", image, shortDigest(pp.Digest), pp.Size)
 		}
 	})

@@ -129,8 +129,8 @@ func List(ctx context.Context, o cli.ImageOptions, out io.Writer) error {
 	return tw.Flush()
 }
 
-// Pull pulls each ref, printing a line per blob fetched and then
-// "NAME DIGEST SIZE".
+// Pull pulls each ref, printing a line per blob it fetches, a line per
+// blob in flight each second, and then "NAME DIGEST SIZE pulled in D".
 func Pull(ctx context.Context, o cli.ImageOptions, refs []string, out io.Writer) error {
 	rt, err := connect(ctx, o)
 	if err != nil {
@@ -140,7 +140,11 @@ func Pull(ctx context.Context, o cli.ImageOptions, refs []string, out io.Writer)
 	for _, ref := range refs {
 		t0 := time.Now()
 		info, err := rt.PullImage(ctx, ref, func(p containerd.PullProgress) {
-			fmt.Fprintf(out, "%s: fetching %s %s (%s)\n", p.Ref, kind(p.MediaType), short(p.Digest), humanSize(p.Size))
+			if p.Fetched == 0 {
+				fmt.Fprintf(out, "%s: fetching %s %s (%s)\n", p.Ref, kind(p.MediaType), short(p.Digest), humanSize(p.Size))
+				return
+			}
+			fmt.Fprintf(out, "%s: %s %s: %s of %s\n", p.Ref, kind(p.MediaType), short(p.Digest), humanSize(p.Fetched), humanSize(p.Size))
 		})
 		if err != nil {
 			return fmt.Errorf("image pull: %w", err)

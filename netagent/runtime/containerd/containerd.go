@@ -66,6 +66,9 @@ type Config struct {
 	// LogPollInterval is how often Logs(follow) looks for new output;
 	// default 200 ms.
 	LogPollInterval time.Duration
+	// PullProgressInterval is how often PullImage reports the bytes of
+	// blobs in flight; default 1 s.
+	PullProgressInterval time.Duration
 	// KillTimeout bounds the wait for a task to die after SIGKILL; default
 	// 10 s.
 	KillTimeout time.Duration
@@ -103,6 +106,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	if cfg.KillTimeout <= 0 {
 		cfg.KillTimeout = 10 * time.Second
+	}
+	if cfg.PullProgressInterval <= 0 {
+		cfg.PullProgressInterval = time.Second
 	}
 	log := cfg.Logger
 	if log == nil {

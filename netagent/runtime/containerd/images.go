@@ -6,9 +6,11 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	ctrd "github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/core/content"
 	"github.com/containerd/containerd/v2/core/images"
 	"github.com/containerd/containerd/v2/core/remotes/docker"
 	"github.com/containerd/errdefs"
@@ -26,12 +28,14 @@ type ImageInfo struct {
 
 // PullProgress is one step of a pull, as it is reported to the caller's
 // progress function: a blob (the index, a manifest, the config or a layer)
-// about to be fetched.
+// about to be fetched (Fetched 0), or, every Config.PullProgressInterval,
+// how far the fetch of a blob in flight is (0 < Fetched <= Size).
 type PullProgress struct {
 	Ref       string
 	MediaType string
 	Digest    string
 	Size      int64
+	Fetched   int64
 }
 
 // NormalizeRef is the full reference of an image name, as containerd
@@ -91,10 +95,31 @@ func (r *Runtime) PullImage(ctx context.Context, ref string, progress func(PullP
 	if progress != nil {
 		// Each descriptor is reported as its fetch is dispatched; layers
 		// are fetched by the unpacker, past the handlers, so they are
-		// reported when their manifest lists them.
+		// reported when their manifest lists them. The bytes of blobs in
+		// flight are polled from the content store's ingests.
+		var mu sync.Mutex
+		seen := map[string]string{} // digest -> media type
 		report := func(d ocispec.Descriptor) {
+			mu.Lock()
+			seen[d.Digest.String()] = d.MediaType
+			mu.Unlock()
 			progress(PullProgress{Ref: full, MediaType: d.MediaType, Digest: d.Digest.String(), Size: d.Size})
 		}
+		pctx, stop := context.WithCancel(ctx)
+		polled := make(chan struct{})
+		defer func() { stop(); <-polled }()
+		go func() {
+			defer close(polled)
+			r.pollIngests(pctx, func(st content.Status) {
+				dgst := ingestDigest(st)
+				mu.Lock()
+				mt, ok := seen[dgst]
+				mu.Unlock()
+				if ok && st.Offset > 0 {
+					progress(PullProgress{Ref: full, MediaType: mt, Digest: dgst, Size: st.Total, Fetched: st.Offset})
+				}
+			})
+		}()
 		opts = append(opts, ctrd.WithImageHandlerWrapper(func(h images.Handler) images.Handler {
 			return images.HandlerFunc(func(ctx context.Context, d ocispec.Descriptor) ([]ocispec.Descriptor, error) {
 				report(d)
@@ -115,6 +140,40 @@ func (r *Runtime) PullImage(ctx context.Context, ref string, progress func(PullP
 		return ImageInfo{}, fmt.Errorf("runtime/containerd: pull %s: %w", full, err)
 	}
 	return r.info(ctx, img)
+}
+
+// ingestDigest is the blob an ingest writes: its expected digest, or the
+// digest its ref ends with ("layer-sha256:...", as remotes.MakeRefKey
+// names it).
+func ingestDigest(st content.Status) string {
+	if st.Expected != "" {
+		return st.Expected.String()
+	}
+	if i := strings.Index(st.Ref, "sha256:"); i >= 0 {
+		return st.Ref[i:]
+	}
+	return st.Ref
+}
+
+// pollIngests calls fn with every active ingest of the content store
+// each Config.PullProgressInterval until ctx is done.
+func (r *Runtime) pollIngests(ctx context.Context, fn func(content.Status)) {
+	t := time.NewTicker(r.cfg.PullProgressInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		sts, err := r.client.ContentStore().ListStatuses(ctx)
+		if err != nil {
+			continue
+		}
+		for _, st := range sts {
+			fn(st)
+		}
+	}
 }
 
 func (r *Runtime) info(ctx context.Context, img ctrd.Image) (ImageInfo, error) {

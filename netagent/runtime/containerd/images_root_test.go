@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 	"github.com/skiff-dev/skiff/netagent/runtime"
@@ -69,6 +71,84 @@ func serveRegistry(t *testing.T, tag string, img ociarchive.Image) (string, *oci
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String(), g
+}
+
+// slowBlobs serves blob bodies in two halves a pause apart, so that a
+// pull has a blob in flight for a while.
+type slowBlobs struct {
+	h     http.Handler
+	pause time.Duration
+}
+
+func (s slowBlobs) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.Contains(r.URL.Path, "/blobs/") && r.Method == http.MethodGet {
+		w = &halfWriter{ResponseWriter: w, pause: s.pause}
+	}
+	s.h.ServeHTTP(w, r)
+}
+
+type halfWriter struct {
+	http.ResponseWriter
+	pause time.Duration
+}
+
+func (h *halfWriter) Write(p []byte) (int, error) {
+	if len(p) < 1024 {
+		return h.ResponseWriter.Write(p)
+	}
+	n, err := h.ResponseWriter.Write(p[:len(p)/2])
+	if err != nil {
+		return n, err
+	}
+	h.ResponseWriter.(http.Flusher).Flush()
+	time.Sleep(h.pause)
+	m, err := h.ResponseWriter.Write(p[len(p)/2:])
+	return n + m, err
+}
+
+// TestPullProgressBytes: a blob in flight is reported with the bytes
+// fetched so far.
+func TestPullProgressBytes(t *testing.T) {
+	e := requireContainerd(t)
+	rt, err := New(context.Background(), Config{Socket: e.daemon.Socket, PullProgressInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	ctx := context.Background()
+	img := workloadImage("ignored", e.workload)
+	img.Files = append(img.Files, ociarchive.File{Path: "/data/slow.txt", Data: []byte(t.Name())})
+	g := ociarchive.NewRegistry()
+	if err := g.Add("workload", "slow", img); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: slowBlobs{h: g, pause: 600 * time.Millisecond}}
+	go srv.Serve(ln)
+	defer srv.Close()
+	ref := ln.Addr().String() + "/workload:slow"
+	t.Cleanup(func() { _ = rt.RemoveImage(ctx, ref) })
+	var mu sync.Mutex
+	var partial []PullProgress
+	if _, err := rt.PullImage(ctx, ref, func(p PullProgress) {
+		if p.Fetched > 0 {
+			mu.Lock()
+			partial = append(partial, p)
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.ContainsFunc(partial, func(p PullProgress) bool {
+		return p.MediaType == ociarchive.MediaTypeLayer && p.Fetched < p.Size && p.Size > 1<<20
+	}) {
+		t.Fatalf("no report of the layer half fetched: %+v", partial)
+	}
 }
 
 // TestPullFromLoopbackRegistry pulls over plain HTTP from a registry on
