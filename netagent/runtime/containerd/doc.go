@@ -42,7 +42,7 @@
 //
 // PullImage fetches and unpacks through the docker resolver, over HTTPS
 // except for the hosts Config.PlainHTTP names (default: loopback), and
-// reports each blob it dispatches. ImportImages reads OCI layouts and
+// reports each blob it dispatches and the bytes of those in flight. ImportImages reads OCI layouts and
 // docker-save archives (see package ociarchive for writing them).
 //
 // # Invariants
@@ -67,5 +67,7 @@
 //   - What a process writes just before exiting may reach the log file a
 //     moment after the exit is reported (two pipes copied by the shim);
 //     Logs(follow) waits one poll interval after the exit.
-//   - Pull progress is per blob dispatched, not per byte.
+//   - Pull progress is per blob dispatched, plus the bytes of blobs in
+//     flight polled from the content store's ingests (every
+//     Config.PullProgressInterval), not a stream of every write.
 package containerd
