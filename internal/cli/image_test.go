@@ -68,7 +68,10 @@ func TestImageVerbsFlags(t *testing.T) {
 		}
 	}
 	r := Runners{Image: ImageRunners{Import: rec("import"), Pull: rec("pull"), Remove: rec("rm"),
-		List: func(_ context.Context, o ImageOptions, _ io.Writer) error { calls, opts = append(calls, "ls"), o; return nil }}}
+		List: func(_ context.Context, o ImageOptions, _ io.Writer) error {
+			calls, opts = append(calls, "ls"), o
+			return nil
+		}}}
 	for _, args := range [][]string{
 		{"image", "import", "a.tar", "b.tar", "--containerd-socket", "/run/c.sock", "--namespace", "ns"},
 		{"image", "ls", "--data-dir", "/d1,/d2"},
