@@ -5,8 +5,9 @@ set -euo pipefail
 # qemu-system-x86, busybox-static, cpio, kmod: hack/ipvs-vm.sh (make
 # ipvs-vm) boots Debian's linux-image-cloud-amd64, which it fetches itself
 # with apt-get download, to test the ipvs proxy mode on a kernel with ip_vs.
+# containerd + runc: the containerd runtime's tests start their own daemon.
 pkgs=(ca-certificates git make containernetworking-plugins iproute2 iptables nftables conntrack
-  qemu-system-x86 busybox-static cpio kmod)
+  qemu-system-x86 busybox-static cpio kmod containerd runc)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -125,8 +125,13 @@
 //   - Init containers, volumes, lifecycle hooks, resource limits and
 //     hostNetwork are not implemented (a hostNetwork pod gets a netns of
 //     its own and a warning event). grpc probes always fail, saying so.
-//   - The containerd runtime is not built yet: --runtime containerd fails,
-//     auto uses the process runtime (SelectRuntime).
+//   - Runtimes (SelectRuntime): auto picks containerd when a containerd
+//     answers (its socket, or an agent-managed one in the data dir), else
+//     process; --runtime containerd starts containerd itself when none
+//     answers and the binary is on PATH. With a runtime that has images
+//     (ImagePuller), each start is preceded by a pull per imagePullPolicy
+//     (Kubernetes' default when unset: Always for :latest or no tag), with
+//     the kubelet's events and waiting reasons.
 //   - The service proxy is a hook (Deps.Proxy): it gets the agent's shared
 //     informers and the node's netns.
 package netagent

@@ -471,6 +471,7 @@ func (w *podWorker) syncContainer(ctx context.Context, pod *api.Pod, c *ctr) tim
 	}
 	// No instance: start one (first start, or a due restart).
 	if !c.notBefore.IsZero() && now.Before(c.notBefore) {
+		w.pullBackOff(pod, c)
 		return c.notBefore
 	}
 	if err := w.startContainer(ctx, pod, c); err != nil {
@@ -509,6 +510,9 @@ func (w *podWorker) startContainer(ctx context.Context, pod *api.Pod, c *ctr) er
 	if err != nil {
 		c.waitReason, c.waitMsg = reasonConfigError, err.Error()
 		w.m.event(pod, api.EventTypeWarning, "Failed", "Error: %v", err)
+		return err
+	}
+	if err := w.ensureImage(ctx, pod, c); err != nil {
 		return err
 	}
 	spec := runtime.ContainerSpec{

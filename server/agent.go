@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/netip"
 	"testing"
 
@@ -34,7 +35,7 @@ func (s *Server) startAgent(ctx context.Context) error {
 		return nil
 	}
 	log := s.log.With("component", "agent")
-	rt, rtName, err := netagent.SelectRuntime(ctx, s.cfg.Runtime, netagent.RuntimeOptions{DataDir: s.cfg.DataDir, Logger: log})
+	rt, rtName, err := netagent.SelectRuntime(ctx, s.cfg.Runtime, netagent.RuntimeOptions{DataDir: s.cfg.DataDir, ContainerdSocket: s.cfg.ContainerdSocket, Logger: log})
 	if err != nil {
 		return fmt.Errorf("server: built-in agent: %w", err)
 	}
@@ -63,8 +64,17 @@ func (s *Server) startAgent(ctx context.Context) error {
 	if p := s.cfg.AgentNetNS; p != "" {
 		deps.NodeNetNS = func(fn func() error) error { return netns.Do(p, fn) }
 	}
+	closeRuntime := func() {
+		if cl, ok := rt.(io.Closer); ok {
+			// Stops a containerd the agent started; pods keep running.
+			if err := cl.Close(); err != nil {
+				log.Warn("closing the runtime", "err", err)
+			}
+		}
+	}
 	a, err := netagent.New(cfg, deps)
 	if err != nil {
+		closeRuntime()
 		return fmt.Errorf("server: built-in agent: %w", err)
 	}
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -72,6 +82,7 @@ func (s *Server) startAgent(ctx context.Context) error {
 	s.nodeAPI.builtin.Store(a) // logs and traces of its pods are read in-process
 	go func() {
 		defer close(s.agent.done)
+		defer closeRuntime()
 		if err := a.Run(actx); err != nil && actx.Err() == nil {
 			log.Error("built-in agent stopped", "err", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/skiff-dev/skiff/internal/cli"
 	"github.com/skiff-dev/skiff/internal/config"
+	"github.com/skiff-dev/skiff/internal/imagecmd"
 	"github.com/skiff-dev/skiff/kubectl"
 	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/netagent/netns"
@@ -48,6 +50,7 @@ func runners() cli.Runners {
 		Agent:       runAgent,
 		NetExec:     runNetExec,
 		RuntimeInit: process.Init,
+		Image:       imagecmd.Runners(),
 	}
 }
 
@@ -90,9 +93,13 @@ func runAgent(ctx context.Context, c config.Agent) error {
 			return fmt.Errorf("--server-ca: %w", err)
 		}
 	}
-	rt, rtName, err := netagent.SelectRuntime(ctx, c.Runtime, netagent.RuntimeOptions{DataDir: c.DataDir, Logger: log})
+	rt, rtName, err := netagent.SelectRuntime(ctx, c.Runtime, netagent.RuntimeOptions{DataDir: c.DataDir, ContainerdSocket: c.ContainerdSocket, Logger: log})
 	if err != nil {
 		return err
+	}
+	if cl, ok := rt.(io.Closer); ok {
+		// Stops a containerd the agent started; pods keep running.
+		defer cl.Close()
 	}
 	deps := netagent.Deps{Runtime: rt, Proxy: netagent.RunProxy}
 	if c.NetNS != "" {

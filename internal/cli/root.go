@@ -32,6 +32,8 @@ type Runners struct {
 	// runtime (netagent/runtime/process.Init). It gets its arguments
 	// unparsed and returns only on failure (on success it execs).
 	RuntimeInit func(args []string) error
+	// Image runs the `skiff image` verbs (the containerd runtime's images).
+	Image ImageRunners
 }
 
 // NetExecOptions are the flags of `skiff netexec`.
@@ -69,7 +71,7 @@ and -n/--namespace before or after the verb, as kubectl does:
 	if env.Out != nil {
 		root.SetOut(env.Out)
 	}
-	root.AddCommand(newServerCommand(r.Server), newAgentCommand(r.Agent), newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit))
+	root.AddCommand(newServerCommand(r.Server), newAgentCommand(r.Agent), newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit), newImageCommand(r.Image))
 	root.AddCommand(kubectl.Commands(env)...)
 	return root
 }
@@ -147,6 +149,7 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.StringVar(&cfg.AgentNodeName, "node-name", cfg.AgentNodeName, "the built-in agent's node name (default: the host name)")
 	f.IntVar(&cfg.NodeCIDRMaskSize, "node-cidr-mask-size", cfg.NodeCIDRMaskSize, "prefix length of each node's pod range out of --cluster-cidr (default 24 for IPv4)")
 	f.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "pod runtime: auto, containerd or process")
+	f.StringVar(&cfg.ContainerdSocket, "containerd-socket", cfg.ContainerdSocket, containerdSocketUsage)
 	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
 	f.StringVar(&cfg.IPVSScheduler, "ipvs-scheduler", cfg.IPVSScheduler, "IPVS scheduler with --proxy-mode ipvs: rr, wrr, lc, wlc, sh, dh, sed, nq, mh, ...")
 	f.StringSliceVar(&cfg.DisabledControllers, "disable-controller", nil, "built-in controller not to run (repeatable): gc, namespace, ...")
@@ -157,6 +160,9 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long SIGTERM waits for requests to finish")
 	return cmd
 }
+
+// containerdSocketUsage documents --containerd-socket.
+const containerdSocketUsage = "containerd's socket (default /run/containerd/containerd.sock); with --runtime containerd and none answering, the agent starts containerd itself under <data-dir>/containerd"
 
 func newAgentCommand(run func(context.Context, config.Agent) error) *cobra.Command {
 	cfg := config.AgentDefaults()
@@ -189,6 +195,7 @@ adopts them.`,
 	f.StringSliceVar(&cfg.NodeIP, "node-ip", nil, "this node's address(es) (default: the first global IPv4 address)")
 	f.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory for the agent's credentials, pod files, CNI and runtime state")
 	f.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "pod runtime: auto, containerd or process")
+	f.StringVar(&cfg.ContainerdSocket, "containerd-socket", cfg.ContainerdSocket, containerdSocketUsage)
 	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
 	f.StringVar(&cfg.IPVSScheduler, "ipvs-scheduler", cfg.IPVSScheduler, "IPVS scheduler with --proxy-mode ipvs: rr, wrr, lc, wlc, sh, dh, sed, nq, mh, ...")
 	f.StringVar(&cfg.ClusterDomain, "cluster-domain", cfg.ClusterDomain, "DNS domain of the cluster")

@@ -31,6 +31,9 @@ type Agent struct {
 	// the URL published on the Node, default https://<node IP>:<port>.
 	NodeAPIListen string
 	NodeAPIURL    string
+	// ContainerdSocket (--containerd-socket) is the containerd to use;
+	// "" is /run/containerd/containerd.sock.
+	ContainerdSocket string
 }
 
 // AgentDefaults returns the documented defaults.

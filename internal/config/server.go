@@ -30,6 +30,7 @@ type Server struct {
 	DNSUpstream      []string // --dns-upstream; nil = /etc/resolv.conf's nameservers
 	NodeIP           []string // --node-ip
 	Runtime          string   // --runtime (node agent issue)
+	ContainerdSocket string   // --containerd-socket; "" = /run/containerd/containerd.sock
 	ProxyMode        string   // --proxy-mode (service proxy issue)
 	IPVSScheduler    string   // --ipvs-scheduler (proxy mode ipvs)
 	// DNSTTL is the TTL of cluster DNS records and negative answers

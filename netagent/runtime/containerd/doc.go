@@ -1,0 +1,73 @@
+// Package containerd is the node agent's runtime on containerd, through
+// the v2 Go client (github.com/containerd/containerd/v2/client). It works
+// against Debian's containerd 1.6 and against 2.x, with runc.
+//
+// # Containers
+//
+// Everything lives in a containerd namespace of Skiff's own (default
+// "skiff"), so `ctr -n skiff ...` shows it and nothing else is touched.
+// Start creates a container from an image already in the store (the agent
+// pulls first, see PullImage and netagent's ImagePuller) with a fresh
+// snapshot named like the container, a spec from the image config
+// (oci.WithImageConfig) and then the pod's: argv as the kubelet computes
+// it (command replaces ENTRYPOINT and drops CMD; args replace CMD), env
+// merged over the image's, the working dir, the pod's network namespace
+// by path (oci.WithLinuxNamespace), the pod name as host name, and the
+// pod's resolv.conf and hosts bind-mounted read-only. The task's stdout
+// and stderr go to <LogDir>/<container>/<id>.log through the shim's file
+// logging (cio.LogFile), appended raw as the process runtime writes them,
+// so Logs reads both runtimes alike.
+//
+// # State and adoption
+//
+// Nothing is kept outside containerd: the labels skiff.dev/pod-uid,
+// pod-namespace, pod-name, container-name, log-path and started-at carry
+// what List and Status report, and the task (in its shim) carries the
+// state, pid and exit status. A new Runtime, even on a restarted daemon,
+// lists the same containers; the shims, and so the pods, survive both the
+// agent and containerd.
+//
+// # The managed daemon
+//
+// StartDaemon runs containerd the way k3s does: a generated config
+// (version 2, read by 1.6 to 2.x) with root, state and the socket under
+// one directory and the CRI plugin disabled, in a process group of its
+// own, its PID in containerd.pid; Stop ends it by PID (SIGTERM, then
+// SIGKILL). AdoptDaemon finds one an earlier, killed agent left running
+// (the PID file, checked against the process's command line and the
+// socket). netagent.SelectRuntime uses both for --runtime containerd when
+// no other containerd answers.
+//
+// # Images
+//
+// PullImage fetches and unpacks through the docker resolver, over HTTPS
+// except for the hosts Config.PlainHTTP names (default: loopback), and
+// reports each blob it dispatches and the bytes of those in flight. ImportImages reads OCI layouts and
+// docker-save archives (see package ociarchive for writing them).
+//
+// # Invariants
+//
+//   - Only containers labelled skiff.dev/pod-uid are Skiff's: List,
+//     Status, Stop, Exec and Remove ignore (ErrNotFound) any other.
+//   - Stop is SIGTERM to the task's init, SIGKILL after the grace period;
+//     init is PID 1 of the container's PID namespace, so SIGKILL ends every
+//     process of the container. Exit codes are the shim's (128+N for
+//     signal N); a task whose shim is gone reports ExitCodeUnknown.
+//   - A failed Start leaves no container, snapshot or log file behind.
+//   - Remove deletes the task (killing it), the container and its
+//     snapshot, never the log file (it belongs to the pod's log dir).
+//   - Close never stops containers; it stops a daemon only if it was
+//     registered with OnClose (SelectRuntime does that for the daemon it
+//     started).
+//
+// # Limits
+//
+//   - No resource limits, users or security options from the pod spec:
+//     the image's user and the default spec of containerd apply.
+//   - What a process writes just before exiting may reach the log file a
+//     moment after the exit is reported (two pipes copied by the shim);
+//     Logs(follow) waits one poll interval after the exit.
+//   - Pull progress is per blob dispatched, plus the bytes of blobs in
+//     flight polled from the content store's ingests (every
+//     Config.PullProgressInterval), not a stream of every write.
+package containerd
