@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"encoding/json"
 	"os"
 	"testing"
 )
@@ -18,3 +19,5 @@ func traceFixture(t testing.TB) []byte {
 	}
 	return b
 }
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

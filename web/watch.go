@@ -109,6 +109,13 @@ func (d *Dashboard) serveWatch(w http.ResponseWriter, r *http.Request) {
 		go func(name, path string) {
 			defer wg.Done()
 			defer cancel() // one watch ends: the stream ends
+			defer func() {
+				// A handler aborting (http.ErrAbortHandler, as a proxy does when
+				// the stream goes away) ends this watch, not the process.
+				if v := recover(); v != nil && v != http.ErrAbortHandler {
+					d.log.Error("dashboard: watch handler panicked", "resource", name, "panic", v)
+				}
+			}()
 			lw := &lineWriter{name: name, out: out, hdr: http.Header{}}
 			d.cfg.API.ServeHTTP(lw, apiRequest(ctx, r, http.MethodGet, path, watchQuery, a.sess.Token))
 			lw.finish()

@@ -12,7 +12,9 @@ const pct = (p) => (p === undefined || p === null ? '' : (Math.round(p * 1000) /
 function box(x, y, w, h, cls, lines) {
   let s = `<rect class="box ${cls}" x="${x}" y="${y}" width="${w}" height="${h}" rx="6"/>`;
   lines.forEach((l, i) => {
-    s += `<text x="${x + 8}" y="${y + 17 + i * 16}" class="${l.c || ''}">${esc(trunc(l.t, Math.floor((w - 14) / 6.6)))}</text>`;
+    const full = String(l.t ?? ''), short = trunc(full, Math.floor((w - 14) / 6.4));
+    // A cut line keeps its whole text as a tooltip (and for screen readers).
+    s += `<text x="${x + 8}" y="${y + 17 + i * 16}" class="${l.c || ''}">${esc(short)}${short !== full ? `<title>${esc(full)}</title>` : ''}</text>`;
   });
   return s;
 }
@@ -25,7 +27,7 @@ function edge(x1, y1, x2, y2, label) {
 }
 
 export function drawTrace(tr) {
-  const W = 170, GAP = 40, X = [10, 10 + W + GAP, 10 + 2 * (W + GAP), 10 + 3 * (W + GAP), 10 + 4 * (W + GAP)];
+  const W = 190, GAP = 36, X = [10, 10 + W + GAP, 10 + 2 * (W + GAP), 10 + 3 * (W + GAP), 10 + 4 * (W + GAP)];
   const EW = 230;
   const eps = tr.endpoints || [];
   const rules = tr.rules?.entries || [];
