@@ -200,7 +200,7 @@ func TestBrowser(t *testing.T) {
 
 	if !t.Run("service appears live", func(t *testing.T) {
 		goTo(t, ctx, "#/services")
-		waitJS(t, ctx, "the services table", `document.querySelector('#svc-table table')`)
+		waitJS(t, ctx, "the services table", `document.querySelector('#svc-table [role=table]')`)
 		eval[chromedp.Void](t, ctx, `window.__noReload = 42`)
 		if err := ts.c.Create(ctxT(t, 10*time.Second), resServices, "default", service("live-svc", 80)); err != nil {
 			t.Fatal(err)

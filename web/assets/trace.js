@@ -12,7 +12,7 @@ const pct = (p) => (p === undefined || p === null ? '' : (Math.round(p * 1000) /
 function box(x, y, w, h, cls, lines) {
   let s = `<rect class="box ${cls}" x="${x}" y="${y}" width="${w}" height="${h}" rx="6"/>`;
   lines.forEach((l, i) => {
-    const full = String(l.t ?? ''), short = trunc(full, Math.floor((w - 14) / 6.4));
+    const full = String(l.t ?? ''), short = trunc(full, Math.floor((w - 16) / 7.2));
     // A cut line keeps its whole text as a tooltip (and for screen readers).
     s += `<text x="${x + 8}" y="${y + 17 + i * 16}" class="${l.c || ''}">${esc(short)}${short !== full ? `<title>${esc(full)}</title>` : ''}</text>`;
   });
@@ -22,12 +22,12 @@ function box(x, y, w, h, cls, lines) {
 function edge(x1, y1, x2, y2, label) {
   const mx = (x1 + x2) / 2;
   let s = `<path class="edge" d="M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2 - 2},${y2}"/>`;
-  if (label) s += `<text class="prob" x="${mx - 16}" y="${(y1 + y2) / 2 - 4}">${esc(label)}</text>`;
+  if (label) s += `<text class="prob" x="${x2 - 46}" y="${y2 - 5}">${esc(label)}</text>`;
   return s;
 }
 
 export function drawTrace(tr) {
-  const W = 190, GAP = 36, X = [10, 10 + W + GAP, 10 + 2 * (W + GAP), 10 + 3 * (W + GAP), 10 + 4 * (W + GAP)];
+  const W = 190, GAP = 36, X = [10, 10 + W + GAP, 10 + 2 * (W + GAP), 10 + 3 * (W + GAP), 10 + 4 * (W + GAP) + 40];
   const EW = 230;
   const eps = tr.endpoints || [];
   const rules = tr.rules?.entries || [];

@@ -11,8 +11,19 @@ import { drawTrace } from './trace.js';
 const ro = () => !!state.session?.readOnly;
 const roAttr = () => (ro() ? ` disabled title="${esc(t('readonly.why'))}"` : '');
 
-function table(label, headers, rows) {
-  return `<div class="scroll"><table aria-label="${esc(label)}"><thead><tr>${headers.map((h) => `<th scope="col">${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table></div>`;
+function table(label, headers, rows, cls) {
+  return `<div class="scroll"><table aria-label="${esc(label)}"${cls ? ` class="${cls}"` : ''}><thead><tr>${headers.map((h) => `<th scope="col">${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table></div>`;
+}
+
+// gridTable is a table of ARIA roles on CSS grid rows, for lists that can
+// be long (services): rows come in chunks of 50 that the browser neither
+// styles nor lays out while they are off screen (content-visibility), so
+// 1,000 rows draw about as fast as 50, and all stay in the page (find in
+// page, screen readers).
+function gridTable(label, headers, rows, cls) {
+  let body = '';
+  for (let i = 0; i < rows.length; i += 50) body += `<div role="rowgroup" class="chunk">${rows.slice(i, i + 50).join('')}</div>`;
+  return `<div class="scroll"><div class="grid ${cls}" role="table" aria-label="${esc(label)}" aria-rowcount="${rows.length + 1}"><div role="rowgroup"><div class="gr head" role="row">${headers.map((h) => `<span role="columnheader">${esc(h)}</span>`).join('')}</div></div>${body}</div></div>`;
 }
 
 function namespaceFilter(route) {
@@ -87,13 +98,15 @@ const services = {
       const c = endpointCounts(idx.get(m.namespace + '/' + m.name));
       const hasSel = s.spec?.selector && Object.keys(s.spec.selector).length;
       const epText = s.spec?.type === 'ExternalName' ? '—' : `<span class="badge ${c.total && c.ready === c.total ? 'ok' : c.ready ? 'warn' : (hasSel || c.total ? 'bad' : 'warn')}" data-endpoints="${c.ready}/${c.total}" aria-label="${esc(t('svc.readyOf', c))}">${c.ready}/${c.total}</span>`;
-      return `<tr data-service="${esc(m.namespace + '/' + m.name)}"><td><a href="#/services/${encodeURIComponent(m.namespace)}/${encodeURIComponent(m.name)}">${esc(m.name)}</a></td><td>${esc(m.namespace)}</td><td>${esc(s.spec?.type || 'ClusterIP')}</td><td class="mono">${esc(s.spec?.clusterIP || '')}</td><td class="mono">${esc(portsText(s))}</td><td class="mono">${esc(externalIPs(s).join(', ') || (s.spec?.externalName || ''))}</td><td class="num">${epText}</td><td>${esc(age(m.creationTimestamp))}</td></tr>`;
+      return `<div class="gr" role="row" data-service="${esc(m.namespace + '/' + m.name)}"><span role="cell"><a href="#/services/${encodeURIComponent(m.namespace)}/${encodeURIComponent(m.name)}">${esc(m.name)}</a></span><span role="cell">${esc(m.namespace)}</span><span role="cell">${esc(s.spec?.type || 'ClusterIP')}</span><span role="cell" class="mono">${esc(s.spec?.clusterIP || '')}</span><span role="cell" class="mono">${esc(portsText(s))}</span><span role="cell" class="mono">${esc(externalIPs(s).join(', ') || (s.spec?.externalName || ''))}</span><span role="cell" class="num">${epText}</span><span role="cell">${esc(age(m.creationTimestamp))}</span></div>`;
     });
     el.querySelector('#svc-count').textContent = t('svc.count', { n: svcs.length });
     const tbl = el.querySelector('#svc-table');
-    tbl.innerHTML = table(t('svc.title'), [t('name'), t('namespace'), t('type'), t('clusterIP'), t('ports'), t('externalIPs'), t('endpoints'), t('age')], rows);
+    tbl.innerHTML = gridTable(t('svc.title'), [t('name'), t('namespace'), t('type'), t('clusterIP'), t('ports'), t('externalIPs'), t('endpoints'), t('age')], rows, 'svc');
     void tbl.offsetHeight; // include layout in the measure
     performance.measure('skiff-services-render', 'skiff-services-start');
+    // ...and up to the frame after it is painted.
+    requestAnimationFrame(() => setTimeout(() => performance.measure('skiff-services-paint', 'skiff-services-start'), 0));
   },
 };
 
