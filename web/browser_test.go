@@ -300,6 +300,13 @@ func TestBrowser(t *testing.T) {
 		if err := ts.c.Get(ctxT(t, 5*time.Second), resServices, "default", "form-svc", &s); err != nil || s.Spec.Ports[0].Port != 8080 || s.Spec.Selector["app"] != "web" {
 			t.Fatalf("form-svc: %v %+v", err, s.Spec)
 		}
+		// The manifest box holds a Deployment and a Service "hello".
+		step(t, ctx, "apply the sample manifest", chromedp.Click(chromedp.CSS("#apply-form button[type=submit]")))
+		waitJS(t, ctx, "two created objects", `document.querySelectorAll('#apply-out li.okmsg').length === 2`)
+		var d api.Deployment
+		if err := ts.c.Get(ctxT(t, 5*time.Second), resDeploys, "default", "hello", &d); err != nil {
+			t.Fatalf("applied deployment: %v", err)
+		}
 	}) {
 		return
 	}

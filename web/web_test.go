@@ -5,14 +5,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/server"
 	"github.com/skiff-dev/skiff/web"
 )
 
@@ -456,4 +460,45 @@ func mustURL(t testing.TB, s string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// TestTokenPrintedAtFirstStart: the first start logs the dashboard's
+// read-only token and URL; a restart logs the URL and the token file only.
+func TestTokenPrintedAtFirstStart(t *testing.T) {
+	cfg := testConfig(t)
+	start := func() (*server.Server, string) {
+		var buf strings.Builder
+		var mu sync.Mutex
+		log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, nil))
+		s, err := server.Start(ctxT(t, 30*time.Second), cfg, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Stop(); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return s, buf.String()
+	}
+	s, first := start()
+	tok := s.Bundle().DashboardToken
+	if !strings.Contains(first, "token="+tok) || !strings.Contains(first, "msg=dashboard url="+s.URL()+"/") {
+		t.Fatalf("first start did not print the dashboard token and URL:\n%s", first)
+	}
+	_, second := start()
+	if strings.Contains(second, tok) || !strings.Contains(second, "tokens/dashboard") {
+		t.Fatalf("second start:\n%s", second)
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

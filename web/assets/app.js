@@ -139,6 +139,8 @@ async function init() {
   $('lang').addEventListener('change', (e) => {
     setLang(e.target.value);
     applyI18n(document);
+    const live = $('live');
+    if (live.classList.contains('on')) setLive('on'); else if (live.classList.contains('off') && state.session) setLive(state.synced.size ? 'off' : 'sync');
     if (state.session) { $('who').textContent = state.session.user + (state.session.readOnly ? ' (' + t('readonly') + ')' : ''); route(); }
   });
   hooks.unauthorized = () => showLogin(t('login.bad'));

@@ -213,6 +213,12 @@ const deployments = {
     bindNamespaceFilter(el, route);
     const tbl = el.querySelector('#dep-table');
     tbl.addEventListener('focusout', () => { if (this.pending) { this.pending = false; this.update(el, route); } });
+    // Enter in a replicas field scales, as its button does.
+    tbl.addEventListener('keydown', (e) => {
+      if (e.key !== 'Enter' || !e.target.matches('input[data-dep]')) return;
+      e.preventDefault();
+      tbl.querySelector(`button[data-act="scale"][data-dep="${CSS.escape(e.target.dataset.dep)}"]`)?.click();
+    });
     tbl.addEventListener('click', async (e) => {
       const b = e.target.closest('button[data-act]');
       if (!b) return;
