@@ -17,9 +17,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	cdplog "github.com/chromedp/cdproto/log"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/skiff-dev/skiff/api"
@@ -82,6 +85,39 @@ func newBrowser(t testing.TB, pin string) context.Context {
 	if err := chromedp.Do(ctx); err != nil { // starts the browser
 		t.Fatalf("start chromium: %v", err)
 	}
+	// Uncaught script errors and Content-Security-Policy violations fail
+	// the test (HTTP errors the tests cause on purpose do not).
+	var mu sync.Mutex
+	var problems []string
+	err := chromedp.Listen(ctx, func(ev any) {
+		var p string
+		switch ev := ev.(type) {
+		case *cdpruntime.EventExceptionThrown:
+			p = "exception: " + ev.ExceptionDetails.Text
+			if ev.ExceptionDetails.Exception != nil {
+				p += " " + ev.ExceptionDetails.Exception.Description
+			}
+		case *cdplog.EventEntryAdded:
+			if strings.Contains(ev.Entry.Text, "Content Security Policy") {
+				p = "CSP: " + ev.Entry.Text
+			}
+		}
+		if p != "" {
+			mu.Lock()
+			problems = append(problems, p)
+			mu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range problems {
+			t.Errorf("in the page: %s", p)
+		}
+	})
 	return ctx
 }
 

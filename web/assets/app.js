@@ -58,16 +58,24 @@ function changed() {
   if (!frame) frame = requestAnimationFrame(render);
 }
 
+// A new stream (first connection, or after any reconnect) sends each
+// resource's whole state, then a bookmark. Until that bookmark the state
+// builds up in pending and the page keeps showing the old one; then they
+// swap, so a reconnect never flashes an empty page.
+let pending = {};
+
 function onEvent(res, ev) {
   let msg;
   try { msg = JSON.parse(ev.data); } catch (e) { return; }
-  const m = state.store[res];
+  const m = state.synced.has(res) ? state.store[res] : (pending[res] ||= new Map());
   switch (msg.type) {
-    case 'ADDED': case 'MODIFIED': m.set(key(msg.object), msg.object); break;
-    case 'DELETED': m.delete(key(msg.object)); break;
+    case 'ADDED': case 'MODIFIED': m.set(key(msg.object), msg.object); return m === state.store[res] ? changed() : undefined;
+    case 'DELETED': m.delete(key(msg.object)); return m === state.store[res] ? changed() : undefined;
     case 'BOOKMARK':
-      if (msg.object?.metadata?.annotations?.['k8s.io/initial-events-end'] === 'true') state.synced.add(res);
-      else return;
+      if (msg.object?.metadata?.annotations?.['k8s.io/initial-events-end'] !== 'true' || state.synced.has(res)) return;
+      state.store[res] = m;
+      delete pending[res];
+      state.synced.add(res);
       if (RESOURCES.every((r) => state.synced.has(r))) { setLive('on'); retryDelay = 1000; }
       break;
     case 'ERROR': state.errors[res] = msg.object?.message || 'watch error'; break;
@@ -82,8 +90,8 @@ function connect() {
   setLive('sync');
   es = new EventSource('/ui/watch');
   es.addEventListener('reset', () => {
-    // A new stream starts from the current state: forget the old one.
-    for (const r of RESOURCES) state.store[r].clear();
+    // A new stream starts from the current state (see onEvent).
+    pending = {};
     state.synced.clear();
     state.errors = {};
     setLive('sync');
