@@ -242,6 +242,12 @@ func TestBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitJS(t, ctx, "live-svc's row", `document.querySelector('[data-service="default/live-svc"]') && window.__noReload === 42`)
+		// The namespace filter.
+		step(t, ctx, "filter kube-public", chromedp.SetValue(chromedp.ID("ns-filter"), "kube-public"),
+			chromedp.Evaluate[chromedp.Void](`document.getElementById('ns-filter').dispatchEvent(new Event('change'))`))
+		waitJS(t, ctx, "an empty kube-public", `location.hash === '#/services?ns=kube-public' && !document.querySelector('[data-service]')`)
+		goTo(t, ctx, "#/services")
+		waitJS(t, ctx, "all namespaces", `document.querySelector('[data-service="default/live-svc"]')`)
 		var s api.Service
 		if err := ts.c.Get(ctxT(t, 5*time.Second), resServices, "default", "live-svc", &s); err != nil {
 			t.Fatal(err)
@@ -289,6 +295,15 @@ func TestBrowser(t *testing.T) {
 		// This server's trace route is not there: the page says so.
 		step(t, ctx, "trace", chromedp.Click(chromedp.ID("trace-run")))
 		waitJS(t, ctx, "the trace error", `document.getElementById('trace-msg').className === 'error'`)
+		// Restart (a rollout: new pods), from the deployments page.
+		goTo(t, ctx, "#/deployments")
+		waitJS(t, ctx, "the restart button", `document.querySelector('button[data-act="restart"][data-dep="default/web"]')`)
+		step(t, ctx, "restart", chromedp.Click(chromedp.CSS(`button[data-act="restart"][data-dep="default/web"]`)))
+		waitJS(t, ctx, "the restarted message", `document.getElementById('dep-msg').textContent.includes('restarting')`)
+		var d api.Deployment
+		if err := ts.c.Get(ctxT(t, 5*time.Second), resDeploys, "default", "web", &d); err != nil || d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] == "" {
+			t.Fatalf("deployment after restart: %v %v", err, d.Spec.Template.Annotations)
+		}
 	}) {
 		return
 	}
@@ -445,12 +460,12 @@ func TestBrowserPacketPath(t *testing.T) {
 	if v := eval[string](t, b, `document.getElementById('trace-client').value`); v != "default/client" {
 		t.Fatalf("default client pod %q, want default/client (a running pod that is not a backend)", v)
 	}
-	if v := eval[string](t, b, `document.getElementById('trace-url').value`); v != "http://web" {
+	if v := eval[string](t, b, `document.getElementById('trace-url').value`); v != "http://web:80" {
 		t.Fatalf("default URL %q", v)
 	}
 	step(t, b, "trace", chromedp.Click(chromedp.ID("trace-run")))
 	waitJS(t, b, "the drawn path", `document.querySelector('#trace-out .path svg')`)
-	if got := <-asked; got != "default/client http://web" {
+	if got := <-asked; got != "default/client http://web:80" {
 		t.Fatalf("the page asked for %q", got)
 	}
 	svg := eval[string](t, b, `document.querySelector('#trace-out svg').textContent`)

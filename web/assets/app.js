@@ -28,7 +28,7 @@ function setLive(kind) {
   el.textContent = t('live.' + kind);
 }
 
-function route() {
+function route(ev) {
   if (!state.session) return;
   const r = parseRoute();
   for (const a of document.querySelectorAll('#nav a')) {
@@ -41,6 +41,10 @@ function route() {
   document.title = t('nav.' + (r.name === 'serviceDetail' ? 'services' : r.name)) + ' · Skiff';
   v.mount(el, r);
   v.update(el, r);
+  // After a navigation, the new page's heading gets the focus (screen
+  // readers announce it; Tab continues from there).
+  const h = ev && el.querySelector('h1');
+  if (h) { h.tabIndex = -1; h.focus({ preventScroll: true }); }
 }
 
 function render() {

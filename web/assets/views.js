@@ -201,7 +201,7 @@ const serviceDetail = {
     const url = el.querySelector('#trace-url');
     if (!url.dataset.touched) {
       const port = svc.spec?.ports?.[0]?.port;
-      url.value = `http://${name}${port && port !== 80 ? ':' + port : ''}`;
+      url.value = `http://${name}${port ? ':' + port : ''}`;
     }
   },
 };
