@@ -310,6 +310,7 @@ func TestBrowser(t *testing.T) {
 
 	if !t.Run("pages", func(t *testing.T) {
 		for _, p := range []struct{ hash, ready, name string }{
+			{"#/overview", `document.querySelector('#ov-nodes tbody tr') && document.querySelector('#ov-attention a')`, "overview"},
 			{"#/pods", `document.querySelectorAll('#pod-table tbody tr').length >= 3`, "pods"},
 			{"#/nodes", `document.querySelector('#node-table tbody tr') && document.querySelector('#node-table tbody').textContent.includes('node-a')`, "nodes"},
 			{"#/events", `document.querySelector('#ev-table')`, "events"},

@@ -60,7 +60,9 @@ function say(el, ok, msg) {
 const overview = {
   mount(el) {
     el.innerHTML = `<h1>${esc(t('ov.title'))}</h1><div class="cards" id="cards"></div>
-      <h2>${esc(t('ov.health'))}</h2><p id="health">${esc(t('loading'))}</p>
+      <h2>${esc(t('ov.health'))}</h2><p id="health">${esc(t('loading'))}</p><ul id="watch-errors" class="error"></ul>
+      <h2>${esc(t('node.title'))}</h2><div id="ov-nodes"></div>
+      <h2>${esc(t('ov.attention'))}</h2><div id="ov-attention"></div>
       <h2>${esc(t('ov.events'))}</h2><div id="ov-events"></div>`;
     this.health(el);
   },
@@ -77,6 +79,15 @@ const overview = {
       card(pods.filter((p) => p.status?.phase === 'Running').length, pods.length, t('ov.pods')) +
       card(state.store.services.size, null, t('ov.services')) +
       card(deps.filter((d) => (d.status?.availableReplicas || 0) >= (d.spec?.replicas ?? 1)).length, deps.length, t('ov.deployments'));
+    el.querySelector('#watch-errors').innerHTML = Object.entries(state.errors).map(([r, m]) => `<li>${esc(r)}: ${esc(m)}</li>`).join('');
+    const perNode = new Map();
+    for (const p of pods) if (p.spec?.nodeName) perNode.set(p.spec.nodeName, (perNode.get(p.spec.nodeName) || 0) + 1);
+    el.querySelector('#ov-nodes').innerHTML = nodes.length ? table(t('node.title'), [t('name'), t('ready'), t('podCIDR'), t('nav.pods')],
+      nodes.sort(byName).map((n) => `<tr><td>${esc(n.metadata.name)}</td><td>${badge(nodeReady(n), t('ready'), t('ready') + ' ✗')}</td><td class="mono">${esc(n.spec?.podCIDR || '')}</td><td class="num">${perNode.get(n.metadata.name) || 0}</td></tr>`)) : `<p class="hint">${esc(t('none'))}</p>`;
+    // Services whose selector picks pods but which have endpoints not ready.
+    const idx = sliceIndex();
+    const bad = list('services').sort(byName).filter((s) => s.spec?.selector && Object.keys(s.spec.selector).length).map((s) => [s, endpointCounts(idx.get(s.metadata.namespace + '/' + s.metadata.name))]).filter(([, c]) => c.ready < c.total || c.total === 0);
+    el.querySelector('#ov-attention').innerHTML = bad.length ? `<ul>${bad.slice(0, 20).map(([s, c]) => `<li><a href="#/services/${encodeURIComponent(s.metadata.namespace)}/${encodeURIComponent(s.metadata.name)}">${esc(s.metadata.namespace + '/' + s.metadata.name)}</a> <span class="badge ${c.ready ? 'warn' : 'bad'}">${esc(t('svc.readyOf', c))}</span></li>`).join('')}</ul>` : `<p class="hint">${esc(t('ov.allGood'))}</p>`;
     el.querySelector('#ov-events').innerHTML = eventsTable(10);
   },
 };
@@ -303,7 +314,8 @@ function eventTime(e) {
 }
 
 function eventsTable(limit) {
-  const evs = list('events').sort((a, b) => eventTime(b).localeCompare(eventTime(a))).slice(0, limit);
+  const rv = (e) => Number(e.metadata.resourceVersion) || 0;
+  const evs = list('events').sort((a, b) => eventTime(b).localeCompare(eventTime(a)) || rv(b) - rv(a)).slice(0, limit);
   if (!evs.length) return `<p class="hint">${esc(t('none'))}</p>`;
   const rows = evs.map((e) => `<tr><td>${e.type === 'Warning' ? `<span class="badge warn">${esc(e.type)}</span>` : esc(e.type || '')}</td><td>${esc(e.reason || '')}</td><td class="mono">${esc((e.involvedObject?.kind || '') + ' ' + (e.involvedObject?.namespace ? e.involvedObject.namespace + '/' : '') + (e.involvedObject?.name || ''))}</td><td>${esc(e.message || e.note || '')}</td><td class="num">${e.count || e.series?.count || 1}</td><td>${esc(age(eventTime(e)))}</td></tr>`);
   return table(t('ev.title'), [t('type'), t('reason'), t('object'), t('message'), t('count'), t('last')], rows);
