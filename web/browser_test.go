@@ -319,6 +319,14 @@ func TestBrowser(t *testing.T) {
 			goTo(t, ctx, p.hash)
 			waitJS(t, ctx, p.name, p.ready)
 			shot(t, ctx, p.name)
+			// Accessibility basics: every control has a name, every image
+			// a text alternative, and the page has one h1.
+			unnamed := eval[[]string](t, ctx, `[...document.querySelectorAll('input, select, textarea, button')].filter(e => e.offsetParent !== null && !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim()).map(e => e.outerHTML.slice(0, 80))
+				.concat([...document.querySelectorAll('img:not([alt])')].map(e => e.outerHTML))
+				.concat(document.querySelectorAll('#view h1').length === 1 ? [] : ['h1 count ' + document.querySelectorAll('#view h1').length])`)
+			if len(unnamed) > 0 {
+				t.Errorf("%s: controls without a name: %q", p.name, unnamed)
+			}
 		}
 		// Chinese, then on a phone.
 		step(t, ctx, "switch to Chinese", chromedp.SetValue(chromedp.ID("lang"), "zh"),

@@ -35,6 +35,8 @@
 //     any underlying API watch ends, so the page never shows a state with
 //     a change missed; EventSource reconnects by itself, and the app
 //     reconnects again after a restart that outlasts EventSource's retry.
+//     The page keeps showing a resource's old state until its new one is
+//     complete (the initial-events-end bookmark), then swaps.
 //   - No asset is fetched from another origin; the Content-Security-Policy
 //     allows only 'self'.
 package web
