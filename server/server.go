@@ -90,7 +90,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	port := s.ln.Addr().(*net.TCPAddr).Port
 	s.url = fmt.Sprintf("https://%s", net.JoinHostPort(loopbackFor(p.ListenHost), fmt.Sprint(port)))
 
-	firstStart := !dashboardTokenExists(cfg.DataDir)
+	firstStart := !dashboardTokenExists(cfg.DataDir) // web.go
 	s.bundle, err = pki.Ensure(ctx, cfg.DataDir, pki.Options{SANs: s.sans(), Server: s.url, Logger: log.With("component", "pki")})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
@@ -132,11 +132,10 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 		return nil, err
 	}
 	v := version.Get()
-	auth := newTokenAuth(s.bundle.AdminToken, s.bundle.NodeToken, s.bundle.DashboardToken, s.nodes)
 	s.api, err = apiserver.New(apiserver.Config{
 		Store:         s.store,
 		Resources:     s.resource,
-		Authenticator: auth,
+		Authenticator: newTokenAuth(s.bundle.AdminToken, s.bundle.NodeToken, s.bundle.DashboardToken, s.nodes),
 		Authorizer:    authorizer{pods: storePods{st: s.store, info: resourceTable(s.resource)["pods"]}},
 		Hooks: map[string]apiserver.TxnHook{
 			"services": s.hook, "ipaddresses.networking.k8s.io": s.hook,
@@ -170,20 +169,16 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 
 	tlsCfg := s.bundle.ServerTLS.Clone()
 	tlsCfg.NextProtos = []string{"h2", "http/1.1"}
-	// The dashboard asks the trace route through the whole listener's
-	// handler, which it is part of: root breaks the cycle.
-	var rootHandler http.Handler
-	root := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rootHandler.ServeHTTP(w, r) })
-	dash, err := s.newDashboard(auth, root) // web.go
-	if err != nil {
-		return nil, err
-	}
-	rootHandler = withDashboard(dash, withJoin(&joinHandler{joinToken: s.bundle.NodeToken, tokens: s.nodes, log: log.With("component", "nodejoin")}, s.api.Handler()))
 	s.http = &http.Server{
-		Handler:           rootHandler,
+		Handler:           withJoin(&joinHandler{joinToken: s.bundle.NodeToken, tokens: s.nodes, log: log.With("component", "nodejoin")}, s.api.Handler()),
 		TLSConfig:         tlsCfg,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	// The dashboard (web.go) answers /, /favicon.ico and /ui/ in front of
+	// everything else, which it calls in process.
+	if s.http.Handler, err = s.withDashboard(s.http.Handler); err != nil {
+		return nil, err
 	}
 	go func() {
 		if err := s.http.Serve(tls.NewListener(s.ln, tlsCfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -200,11 +195,8 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	}
 	s.startControllers(ctx, cl)
 	s.ready.Store(true)
-	log.Info("dashboard", "url", s.url+"/", "readOnlyTokenFile", filepath.Join(cfg.DataDir, pki.DashboardTokenFile))
-	if firstStart {
-		// Printed once, at the first start; it stays in the file.
-		log.Info("dashboard read-only token (log in with it, or with the admin token)", "token", s.bundle.DashboardToken)
-	}
+	// web.go
+	s.logDashboard(firstStart)
 	if err := s.startAgent(ctx); err != nil { // agent.go
 		return nil, err
 	}

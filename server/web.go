@@ -21,18 +21,21 @@ import (
 // cookies, so that sessions survive a restart.
 const dashboardKeyFile = "tokens/dashboard-session.key"
 
-// newDashboard builds the web dashboard over the API handler. Its tokens
-// are the API's: admins may write, the read-only dashboard token may
-// only read (the authorizer enforces it), and no other user (nodes, the
-// join token) may log in. root serves the whole listener: the trace
-// route (GET /skiff/v1/namespaces/{ns}/pods/{name}/trace) is asked
-// through it.
-func (s *Server) newDashboard(auth *tokenAuth, root http.Handler) (*web.Dashboard, error) {
+// withDashboard puts the web dashboard in front of next, the rest of the
+// listener (node join, the trace route, the API): the dashboard's paths
+// (web.Owns) go to it, the others to next. The dashboard calls the API
+// handler in process, and asks next for traces
+// (GET /skiff/v1/namespaces/{ns}/pods/{name}/trace), both with the
+// session's token. Its tokens are the API's: admins may write, the
+// read-only dashboard token may only read (the authorizer enforces it),
+// and no other user (nodes, the join token) may log in.
+func (s *Server) withDashboard(next http.Handler) (http.Handler, error) {
 	key, err := loadOrCreateKey(filepath.Join(s.cfg.DataDir, dashboardKeyFile))
 	if err != nil {
 		return nil, err
 	}
-	return web.New(web.Config{
+	auth := newTokenAuth(s.bundle.AdminToken, s.bundle.NodeToken, s.bundle.DashboardToken, s.nodes)
+	d, err := web.New(web.Config{
 		API:        s.api.Handler(),
 		SessionKey: key,
 		Authenticate: func(ctx context.Context, token string) (web.Identity, bool) {
@@ -47,22 +50,29 @@ func (s *Server) newDashboard(auth *tokenAuth, root http.Handler) (*web.Dashboar
 			}
 			return web.Identity{}, false
 		},
-		Trace:     web.TraceFromHandler(root),
+		Trace:     web.TraceFromHandler(next),
 		Resources: s.resource,
 		Logger:    s.log.With("component", "dashboard"),
 	})
-}
-
-// withDashboard sends the dashboard's paths (web.Owns) to it, the rest to
-// next.
-func withDashboard(d http.Handler, next http.Handler) http.Handler {
+	if err != nil {
+		return nil, err
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if web.Owns(r.URL.Path) {
 			d.ServeHTTP(w, r)
 			return
 		}
 		next.ServeHTTP(w, r)
-	})
+	}), nil
+}
+
+// logDashboard logs the dashboard's URL and token file; at the first start
+// (no token file before it) also the read-only token itself, once.
+func (s *Server) logDashboard(firstStart bool) {
+	s.log.Info("dashboard", "url", s.url+"/", "readOnlyTokenFile", filepath.Join(s.cfg.DataDir, pki.DashboardTokenFile))
+	if firstStart {
+		s.log.Info("dashboard read-only token (log in with it, or with the admin token)", "token", s.bundle.DashboardToken)
+	}
 }
 
 // loadOrCreateKey reads a hex key of 32 bytes, or writes a new one (0600).

@@ -1,6 +1,8 @@
 package web
 
 import (
+	"bytes"
+	"encoding/base64"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -30,7 +32,14 @@ func TestSealOpen(t *testing.T) {
 	if _, err := other.open(v, now); err == nil {
 		t.Fatal("a session opened under another key")
 	}
-	for _, bad := range []string{"", "!!!", v[:10], v[:len(v)-1] + "A"} {
+	raw, _ := base64.RawURLEncoding.DecodeString(v)
+	var flipped []string
+	for i := range raw { // every byte: nonce, ciphertext and tag
+		b := bytes.Clone(raw)
+		b[i] ^= 0x20
+		flipped = append(flipped, base64.RawURLEncoding.EncodeToString(b))
+	}
+	for _, bad := range append([]string{"", "!!!", v[:10]}, flipped...) {
 		if _, err := s.open(bad, now); err == nil {
 			t.Fatalf("%q opened", bad)
 		}
