@@ -2,9 +2,10 @@
 # Installs the Debian packages Skiff's tests need. Idempotent; needs root
 # for apt-get (skipped with a message when not root and all tools exist).
 set -euo pipefail
-pkgs=(ca-certificates git make containernetworking-plugins iproute2 iptables nftables conntrack
-  chromium fonts-wqy-microhei) # chromium: the dashboard's browser tests; the font: its Chinese screenshots
+pkgs=(ca-certificates git make containernetworking-plugins iproute2 iptables nftables conntrack)
 missing=()
+# chromium: the dashboard's browser tests (web/); the font: their Chinese screenshots.
+pkgs+=(chromium fonts-wqy-microhei)
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
