@@ -488,4 +488,13 @@ func TestBrowserPacketPath(t *testing.T) {
 		t.Errorf("the path in words: %s", words)
 	}
 	shot(t, b, "service-detail")
+
+	// A trace that breaks early (an IP that is no Service) draws too, with
+	// its warnings.
+	html := eval[string](t, b, `import('/ui/assets/trace.js').then(m => m.drawTrace({kind: 'Trace', url: 'http://10.0.0.9:81', host: '10.0.0.9', port: 81, protocol: 'TCP', pod: {namespace: 'default', name: 'client', ip: '10.244.0.9', nodeName: 'node-a'}, warnings: ['10.0.0.9:81 is not a Service port <b>']}))`)
+	for _, want := range []string{"no DNS (an IP)", "no Service matches", "no rules read", "10.0.0.9:81 is not a Service port &lt;b&gt;"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the broken trace lacks %q: %s", want, html)
+		}
+	}
 }

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -501,4 +503,27 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestRotatedTokenEndsSession: every request re-checks the session's
+// token, so a token replaced in the data dir (and a restart) ends the
+// sessions made with the old one, though the cookie still opens.
+func TestRotatedTokenEndsSession(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.Listen = freeLoopbackAddr(t)
+	ts := startServer(t, cfg)
+	b := newBrowserish(t, ts)
+	b.mustLogin(ts.Bundle().AdminToken)
+	ts.stop()
+	if err := os.WriteFile(filepath.Join(cfg.DataDir, "tokens", "admin"), []byte("a-new-admin-token-0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ts2 := startServer(t, cfg)
+	if ts2.Bundle().AdminToken != "a-new-admin-token-0123456789abcdef" {
+		t.Fatalf("admin token after rotation: %q", ts2.Bundle().AdminToken)
+	}
+	if code, _, _ := b.do(http.MethodGet, "/ui/session", "", nil, nil); code != http.StatusUnauthorized {
+		t.Fatalf("session with the old token: %d", code)
+	}
+	b.mustLogin("a-new-admin-token-0123456789abcdef")
 }
