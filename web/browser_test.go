@@ -327,6 +327,15 @@ func TestBrowser(t *testing.T) {
 			if len(unnamed) > 0 {
 				t.Errorf("%s: controls without a name: %q", p.name, unnamed)
 			}
+			if p.name == "pods" {
+				// Logs: this server has no log source without an agent, and
+				// the page says what the API answered.
+				step(t, ctx, "logs", chromedp.Click(chromedp.CSS(`#pod-table button[data-logs]`)))
+				waitJS(t, ctx, "the logs panel", `!document.getElementById('logs').hidden && document.getElementById('logs-text').textContent !== '' && document.getElementById('logs-text').textContent !== 'Loading…'`)
+				if got := eval[string](t, ctx, `document.activeElement.id`); got != "logs-text" {
+					t.Errorf("focus after opening logs: %q", got)
+				}
+			}
 		}
 		// Chinese, then on a phone.
 		step(t, ctx, "switch to Chinese", chromedp.SetValue(chromedp.ID("lang"), "zh"),

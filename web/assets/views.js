@@ -83,7 +83,7 @@ const overview = {
     const perNode = new Map();
     for (const p of pods) if (p.spec?.nodeName) perNode.set(p.spec.nodeName, (perNode.get(p.spec.nodeName) || 0) + 1);
     el.querySelector('#ov-nodes').innerHTML = nodes.length ? table(t('node.title'), [t('name'), t('ready'), t('podCIDR'), t('nav.pods')],
-      nodes.sort(byName).map((n) => `<tr><td>${esc(n.metadata.name)}</td><td>${badge(nodeReady(n), t('ready'), t('ready') + ' ✗')}</td><td class="mono">${esc(n.spec?.podCIDR || '')}</td><td class="num">${perNode.get(n.metadata.name) || 0}</td></tr>`)) : `<p class="hint">${esc(t('none'))}</p>`;
+      nodes.sort(byName).map((n) => `<tr><td>${esc(n.metadata.name)}</td><td>${badge(nodeReady(n), t('ready'), t('notReady'))}</td><td class="mono">${esc(n.spec?.podCIDR || '')}</td><td class="num">${perNode.get(n.metadata.name) || 0}</td></tr>`)) : `<p class="hint">${esc(t('none'))}</p>`;
     // Services whose selector picks pods but which have endpoints not ready.
     const idx = sliceIndex();
     const bad = list('services').sort(byName).filter((s) => s.spec?.selector && Object.keys(s.spec.selector).length).map((s) => [s, endpointCounts(idx.get(s.metadata.namespace + '/' + s.metadata.name))]).filter(([, c]) => c.ready < c.total || c.total === 0);
@@ -174,7 +174,7 @@ const serviceDetail = {
       const ports = (s.ports || []).map((p) => `${p.name ? p.name + ' ' : ''}${p.port}/${p.protocol || 'TCP'}`).join(', ');
       const rows = (s.endpoints || []).map((e) => {
         const cd = e.conditions || {};
-        return `<tr><td class="mono">${esc((e.addresses || []).join(', '))}</td><td>${badge(cd.ready !== false, t('ready'), t('ready') + ' ✗')} ${cd.serving !== undefined ? badge(cd.serving, t('ep.serving'), t('ep.serving') + ' ✗') : ''} ${cd.terminating ? `<span class="badge warn">${esc(t('ep.terminating'))}</span>` : ''}</td><td>${esc(e.nodeName || '')}</td><td>${esc(e.targetRef?.name || '')}</td></tr>`;
+        return `<tr><td class="mono">${esc((e.addresses || []).join(', '))}</td><td>${badge(cd.ready !== false, t('ready'), t('notReady'))} ${cd.serving !== undefined ? badge(cd.serving, t('ep.serving'), t('ep.serving') + ' ✗') : ''} ${cd.terminating ? `<span class="badge warn">${esc(t('ep.terminating'))}</span>` : ''}</td><td>${esc(e.nodeName || '')}</td><td>${esc(e.targetRef?.name || '')}</td></tr>`;
       });
       return `<h3 class="mono">${esc(s.metadata.name)} <small>(${esc(s.addressType)}; ${esc(ports)})</small></h3>` +
         table(s.metadata.name, [t('ep.addresses'), t('ep.conditions'), t('node'), 'Pod'], rows);
@@ -190,7 +190,7 @@ const serviceDetail = {
     el.querySelector('#svc-pods').innerHTML = !Object.keys(sel).length ? `<p class="hint">${esc(t('svc.noSelector'))}</p>` :
       !backends.length ? `<p class="hint">${esc(t('svc.noPods'))}</p>` :
       [...byNode.entries()].sort().map(([n, ps]) => `<div class="node"><strong>${esc(t('node'))}: ${esc(n)}</strong><ul>${ps.map((p) =>
-        `<li><span class="mono">${esc(p.metadata.name)}</span> <span class="mono">${esc(p.status?.podIP || '')}</span> ${badge(podReady(p), t('ready'), t('ready') + ' ✗')}</li>`).join('')}</ul></div>`).join('');
+        `<li><span class="mono">${esc(p.metadata.name)}</span> <span class="mono">${esc(p.status?.podIP || '')}</span> ${badge(podReady(p), t('ready'), t('notReady'))}</li>`).join('')}</ul></div>`).join('');
     // The trace form's defaults.
     const client = el.querySelector('#trace-client');
     if (!client) return;
@@ -294,7 +294,7 @@ const pods = {
   update(el, route) {
     const ns = route.query.get('ns') || '';
     fillNamespaces(el.querySelector('#ns-filter'), ns, true);
-    const rows = list('pods', ns).sort(byName).map((p) => `<tr><td>${esc(p.metadata.name)}</td><td>${esc(p.metadata.namespace)}</td><td>${esc(p.spec?.nodeName || '')}</td><td class="mono">${esc(p.status?.podIP || '')}</td><td>${esc(p.metadata.deletionTimestamp ? 'Terminating' : (p.status?.phase || 'Pending'))}</td><td>${badge(podReady(p), t('ready'), t('ready') + ' ✗')}</td><td class="num">${podRestarts(p)}</td><td>${esc(age(p.metadata.creationTimestamp))}</td><td><button type="button" class="secondary" data-logs="${esc(key(p))}">${esc(t('logs'))}<span class="sr"> ${esc(p.metadata.name)}</span></button></td></tr>`);
+    const rows = list('pods', ns).sort(byName).map((p) => `<tr><td>${esc(p.metadata.name)}</td><td>${esc(p.metadata.namespace)}</td><td>${esc(p.spec?.nodeName || '')}</td><td class="mono">${esc(p.status?.podIP || '')}</td><td>${esc(p.metadata.deletionTimestamp ? 'Terminating' : (p.status?.phase || 'Pending'))}</td><td>${badge(podReady(p), t('ready'), t('notReady'))}</td><td class="num">${podRestarts(p)}</td><td>${esc(age(p.metadata.creationTimestamp))}</td><td><button type="button" class="secondary" data-logs="${esc(key(p))}">${esc(t('logs'))}<span class="sr"> ${esc(p.metadata.name)}</span></button></td></tr>`);
     el.querySelector('#pod-table').innerHTML = table(t('pod.title'), [t('name'), t('namespace'), t('node'), t('ip'), t('status'), t('ready'), t('restarts'), t('age'), t('logs')], rows);
   },
 };
@@ -303,7 +303,7 @@ const pods = {
 const nodes = {
   mount(el) { el.innerHTML = `<h1>${esc(t('node.title'))}</h1><div id="node-table"></div>`; },
   update(el) {
-    const rows = list('nodes').sort(byName).map((n) => `<tr><td>${esc(n.metadata.name)}</td><td>${badge(nodeReady(n), t('ready'), t('ready') + ' ✗')}</td><td class="mono">${esc((n.spec?.podCIDRs || [n.spec?.podCIDR]).filter(Boolean).join(', '))}</td><td class="mono">${esc((n.status?.addresses || []).map((a) => a.type + ' ' + a.address).join(', '))}</td><td>${esc(n.status?.nodeInfo?.kubeletVersion || '')}</td><td>${esc(age(n.metadata.creationTimestamp))}</td></tr>`);
+    const rows = list('nodes').sort(byName).map((n) => `<tr><td>${esc(n.metadata.name)}</td><td>${badge(nodeReady(n), t('ready'), t('notReady'))}</td><td class="mono">${esc((n.spec?.podCIDRs || [n.spec?.podCIDR]).filter(Boolean).join(', '))}</td><td class="mono">${esc((n.status?.addresses || []).map((a) => a.type + ' ' + a.address).join(', '))}</td><td>${esc(n.status?.nodeInfo?.kubeletVersion || '')}</td><td>${esc(age(n.metadata.creationTimestamp))}</td></tr>`);
     el.querySelector('#node-table').innerHTML = table(t('node.title'), [t('name'), t('ready'), t('podCIDR'), t('addresses'), t('version'), t('age')], rows);
   },
 };
