@@ -34,6 +34,9 @@ import (
 func chromiumPath(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("SKIFF_CHROMIUM"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("SKIFF_CHROMIUM=%s: %v: browser tests skipped", p, err)
+		}
 		return p
 	}
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
