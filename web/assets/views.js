@@ -194,7 +194,9 @@ const serviceDetail = {
     // The trace form's defaults.
     const client = el.querySelector('#trace-client');
     if (!client) return;
-    const running = list('pods').filter((p) => p.status?.phase === 'Running').sort(byName);
+    const isRunning = (p) => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp;
+    const here = list('pods', ns).filter(isRunning).sort(byName);
+    const running = here.concat(list('pods').filter((p) => p.metadata.namespace !== ns && isRunning(p)).sort(byName)).slice(0, 300);
     const keys = running.map(key);
     const want = keys.join('\n');
     if (client.dataset.opts !== want) {
@@ -313,17 +315,24 @@ function eventTime(e) {
   return e.lastTimestamp || e.eventTime || e.series?.lastObservedTime || e.firstTimestamp || e.metadata.creationTimestamp || '';
 }
 
-function eventsTable(limit) {
+function eventsTable(limit, ns) {
   const rv = (e) => Number(e.metadata.resourceVersion) || 0;
-  const evs = list('events').sort((a, b) => eventTime(b).localeCompare(eventTime(a)) || rv(b) - rv(a)).slice(0, limit);
+  const evs = list('events', ns).sort((a, b) => eventTime(b).localeCompare(eventTime(a)) || rv(b) - rv(a)).slice(0, limit);
   if (!evs.length) return `<p class="hint">${esc(t('none'))}</p>`;
   const rows = evs.map((e) => `<tr><td>${e.type === 'Warning' ? `<span class="badge warn">${esc(e.type)}</span>` : esc(e.type || '')}</td><td>${esc(e.reason || '')}</td><td class="mono">${esc((e.involvedObject?.kind || '') + ' ' + (e.involvedObject?.namespace ? e.involvedObject.namespace + '/' : '') + (e.involvedObject?.name || ''))}</td><td>${esc(e.message || e.note || '')}</td><td class="num">${e.count || e.series?.count || 1}</td><td>${esc(age(eventTime(e)))}</td></tr>`);
   return table(t('ev.title'), [t('type'), t('reason'), t('object'), t('message'), t('count'), t('last')], rows);
 }
 
 const events = {
-  mount(el) { el.innerHTML = `<h1>${esc(t('ev.title'))}</h1><div id="ev-table"></div>`; },
-  update(el) { el.querySelector('#ev-table').innerHTML = eventsTable(300); },
+  mount(el, route) {
+    el.innerHTML = `<h1>${esc(t('ev.title'))}</h1>${namespaceFilter(route)}<div id="ev-table"></div>`;
+    bindNamespaceFilter(el, route);
+  },
+  update(el, route) {
+    const ns = route.query.get('ns') || '';
+    fillNamespaces(el.querySelector('#ns-filter'), ns, true);
+    el.querySelector('#ev-table').innerHTML = eventsTable(300, ns);
+  },
 };
 
 // ---- create: a Service form and a manifest
