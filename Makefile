@@ -9,7 +9,7 @@ VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X github.com/skiff-dev/skiff/internal/version.GitCommit=$(VERSION)
 
 # Packages whose code runs goroutines concurrently: tested with -race.
-RACE_PKGS := ./store/... ./apiserver/... ./client/... ./controller/... ./scheduler/... ./server/... ./dns/... ./netagent/...
+RACE_PKGS := ./store/... ./apiserver/... ./client/... ./controller/... ./scheduler/... ./server/... ./dns/... ./netagent/... ./web/...
 
 .PHONY: build run test unit race fuzz vet bench deps clean compat ipvs-vm
 

@@ -10,4 +10,9 @@ run() { echo "+ $*"; "$@"; }
 run go test -count=1 -run '^$' -bench 'ServiceCreate16|WatchLatency100' -benchtime 1x ./server/
 run go test -count=1 -run '^$' -bench 'List10kPods' -benchtime 20x ./server/
 run go test -count=1 -run '^$' -bench 'StartToReady' -benchtime 5x ./server/
+if command -v chromium >/dev/null; then
+  run go test -count=1 -run '^$' -bench 'Dashboard' -benchtime 10x ./web/
+else
+  echo "bench: chromium missing, dashboard benchmark skipped"
+fi
 run go test -count=1 -run '^TestIdleRSSAndBinarySize$' -v ./server/ | grep -E 'binary size|idle RSS|^(ok|FAIL|---)'

@@ -9,6 +9,8 @@ set -euo pipefail
 pkgs=(ca-certificates git make containernetworking-plugins iproute2 iptables nftables conntrack
   qemu-system-x86 busybox-static cpio kmod containerd runc)
 missing=()
+# chromium: the dashboard's browser tests (web/); the font: their Chinese screenshots.
+pkgs+=(chromium fonts-wqy-microhei)
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done

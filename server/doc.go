@@ -68,6 +68,16 @@
 // informers of Services, EndpointSlices and Pods (dns/source), SERVFAIL
 // until they have synced, and stops with the controllers.
 //
+// # Dashboard
+//
+// The web dashboard (package web, wired in web.go) sits in front of the
+// listener's handler: "/", "/favicon.ico" and "/ui/" are its, the rest goes
+// on to node join, the trace route and the API. It calls the API handler
+// in process with the session's own token, so the authorizer above decides
+// its writes (the read-only dashboard token, tokens/dashboard, reads only).
+// Its session cookies are sealed with tokens/dashboard-session.key, kept
+// across restarts. The first start logs the read-only token once.
+//
 // # Shutdown
 //
 // Cancelling Run's context (SIGTERM in cmd/skiff) stops the controllers,

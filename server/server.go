@@ -93,6 +93,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	port := s.ln.Addr().(*net.TCPAddr).Port
 	s.url = fmt.Sprintf("https://%s", net.JoinHostPort(loopbackFor(p.ListenHost), fmt.Sprint(port)))
 
+	firstStart := !dashboardTokenExists(cfg.DataDir) // web.go
 	s.bundle, err = pki.Ensure(ctx, cfg.DataDir, pki.Options{SANs: s.sans(), Server: s.url, Logger: log.With("component", "pki")})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
@@ -185,6 +186,11 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
+	// The dashboard (web.go) answers /, /favicon.ico and /ui/ in front of
+	// everything else, which it calls in process.
+	if s.http.Handler, err = s.withDashboard(s.http.Handler); err != nil {
+		return nil, err
+	}
 	go func() {
 		if err := s.http.Serve(tls.NewListener(s.ln, tlsCfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("https server stopped", "err", err)
@@ -200,6 +206,8 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	}
 	s.startControllers(ctx, cl)
 	s.ready.Store(true)
+	// web.go
+	s.logDashboard(firstStart)
 	if err := s.startAgent(ctx); err != nil { // agent.go
 		return nil, err
 	}

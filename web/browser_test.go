@@ -1,0 +1,512 @@
+package web_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cdplog "github.com/chromedp/cdproto/log"
+	cdpruntime "github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/web"
+)
+
+// chromiumPath finds Debian's chromium ($SKIFF_CHROMIUM overrides), or
+// skips the test.
+func chromiumPath(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("SKIFF_CHROMIUM"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("SKIFF_CHROMIUM=%s: %v: browser tests skipped", p, err)
+		}
+		return p
+	}
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("chromium is not installed (apt-get install --no-install-recommends chromium, or set SKIFF_CHROMIUM): browser tests skipped")
+	return ""
+}
+
+// spkiPin is the base64 SHA-256 of the serving certificate's public key:
+// chromium trusts exactly that key (--ignore-certificate-errors-spki-list)
+// and no other certificate error.
+func spkiPin(t testing.TB, cfg *tls.Config) string {
+	t.Helper()
+	c, err := x509.ParseCertificate(cfg.Certificates[0].Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(c.RawSubjectPublicKeyInfo)
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// newBrowser starts headless chromium with PLATFORM.md's flags, HOME and
+// TMPDIR in a temp dir, and returns a tab's context; it stops at cleanup.
+func newBrowser(t testing.TB, pin string) context.Context {
+	t.Helper()
+	exe := chromiumPath(t)
+	home := t.TempDir()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.Headless, chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("ignore-certificate-errors-spki-list", pin),
+		chromedp.UserDataDir(filepath.Join(home, "profile")),
+		chromedp.WindowSize(1280, 900),
+		chromedp.Env("HOME="+home, "TMPDIR="+home),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelA() })
+	if err := chromedp.Do(ctx); err != nil { // starts the browser
+		t.Fatalf("start chromium: %v", err)
+	}
+	// Uncaught script errors and Content-Security-Policy violations fail
+	// the test (HTTP errors the tests cause on purpose do not).
+	var mu sync.Mutex
+	var problems []string
+	err := chromedp.Listen(ctx, func(ev any) {
+		var p string
+		switch ev := ev.(type) {
+		case *cdpruntime.EventExceptionThrown:
+			p = "exception: " + ev.ExceptionDetails.Text
+			if ev.ExceptionDetails.Exception != nil {
+				p += " " + ev.ExceptionDetails.Exception.Description
+			}
+		case *cdplog.EventEntryAdded:
+			if strings.Contains(ev.Entry.Text, "Content Security Policy") {
+				p = "CSP: " + ev.Entry.Text
+			}
+		}
+		if p != "" {
+			mu.Lock()
+			problems = append(problems, p)
+			mu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, p := range problems {
+			t.Errorf("in the page: %s", p)
+		}
+	})
+	return ctx
+}
+
+// artifacts is where screenshots go: $ARTIFACTS/web when set, else
+// web/testdata/screenshots (ignored by git).
+func artifacts(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Join("testdata", "screenshots")
+	if a := os.Getenv("ARTIFACTS"); a != "" {
+		dir = filepath.Join(a, "web")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// step runs actions with a deadline and fails the test with what it was doing.
+func step(t testing.TB, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(c, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func eval[T any](t testing.TB, ctx context.Context, expr string) T {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(c, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// waitJS polls a JavaScript condition (20 s).
+func waitJS(t testing.TB, ctx context.Context, what, cond string) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 25*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(c, chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		dump, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('main').innerText.slice(0, 1500)`))
+		t.Fatalf("waiting for %s (%s): %v\npage: %s", what, cond, err, dump)
+	}
+}
+
+func shot(t testing.TB, ctx context.Context, name string) {
+	t.Helper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(c, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(artifacts(t), name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func goTo(t testing.TB, ctx context.Context, hash string) {
+	t.Helper()
+	eval[chromedp.Void](t, ctx, fmt.Sprintf("location.hash = %q", hash))
+}
+
+func login(t testing.TB, ctx context.Context, token string) {
+	t.Helper()
+	step(t, ctx, "log in",
+		chromedp.WaitVisible(chromedp.ID("token")),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById('token').value = ''`),
+		chromedp.SendKeys(chromedp.ID("token"), token),
+		chromedp.Click(chromedp.CSS("#login-form button[type=submit]")),
+		chromedp.WaitVisible(chromedp.ID("nav")),
+	)
+	waitJS(t, ctx, "the live stream", `document.getElementById('live').classList.contains('on')`)
+}
+
+func TestBrowser(t *testing.T) {
+	chromiumPath(t)
+	cfg := testConfig(t)
+	cfg.Listen = freeLoopbackAddr(t) // the same origin after the restart
+	ts := startServer(t, cfg)
+	fakeNode(t, ts.c, "node-a")
+	ctx := newBrowser(t, spkiPin(t, ts.Bundle().ServerTLS))
+	base := ts.URL()
+
+	if !t.Run("wrong token refused", func(t *testing.T) {
+		step(t, ctx, "open", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("token")))
+		shot(t, ctx, "login")
+		step(t, ctx, "submit a wrong token",
+			chromedp.SendKeys(chromedp.ID("token"), "not-the-token"),
+			chromedp.Click(chromedp.CSS("#login-form button[type=submit]")))
+		waitJS(t, ctx, "the refusal", `document.getElementById('login-error').textContent.length > 0`)
+		if !eval[bool](t, ctx, `document.getElementById('nav').hidden`) {
+			t.Fatal("the navigation shows after a refused login")
+		}
+		if code := eval[int](t, ctx, `fetch('/ui/session').then(r => r.status)`); code != http.StatusUnauthorized {
+			t.Fatalf("session after a refused login: %d", code)
+		}
+	}) {
+		return
+	}
+
+	if !t.Run("log in", func(t *testing.T) {
+		login(t, ctx, ts.Bundle().AdminToken)
+		waitJS(t, ctx, "the overview", `document.querySelectorAll('#cards .card').length === 4`)
+		if got := eval[string](t, ctx, `document.getElementById('who').textContent`); got != "admin" {
+			t.Fatalf("who: %q", got)
+		}
+		shot(t, ctx, "overview")
+	}) {
+		return
+	}
+
+	if !t.Run("service appears live", func(t *testing.T) {
+		goTo(t, ctx, "#/services")
+		waitJS(t, ctx, "the services table", `document.querySelector('#svc-table [role=table]')`)
+		eval[chromedp.Void](t, ctx, `window.__noReload = 42`)
+		if err := ts.c.Create(ctxT(t, 10*time.Second), resServices, "default", service("live-svc", 80)); err != nil {
+			t.Fatal(err)
+		}
+		waitJS(t, ctx, "live-svc's row", `document.querySelector('[data-service="default/live-svc"]') && window.__noReload === 42`)
+		// The namespace filter.
+		step(t, ctx, "filter kube-public", chromedp.SetValue(chromedp.ID("ns-filter"), "kube-public"),
+			chromedp.Evaluate[chromedp.Void](`document.getElementById('ns-filter').dispatchEvent(new Event('change'))`))
+		waitJS(t, ctx, "an empty kube-public", `location.hash === '#/services?ns=kube-public' && !document.querySelector('[data-service]')`)
+		goTo(t, ctx, "#/services")
+		waitJS(t, ctx, "all namespaces", `document.querySelector('[data-service="default/live-svc"]')`)
+		var s api.Service
+		if err := ts.c.Get(ctxT(t, 5*time.Second), resServices, "default", "live-svc", &s); err != nil {
+			t.Fatal(err)
+		}
+		if row := eval[string](t, ctx, `document.querySelector('[data-service="default/live-svc"]').textContent`); !strings.Contains(row, s.Spec.ClusterIP) {
+			t.Fatalf("row %q lacks the ClusterIP %s", row, s.Spec.ClusterIP)
+		}
+	}) {
+		return
+	}
+
+	if !t.Run("scale a deployment and see the endpoints", func(t *testing.T) {
+		ctxA := ctxT(t, 10*time.Second)
+		if err := ts.c.Create(ctxA, resDeploys, "default", deployment("web", 1)); err != nil {
+			t.Fatal(err)
+		}
+		if err := ts.c.Create(ctxA, resServices, "default", service("web", 80)); err != nil {
+			t.Fatal(err)
+		}
+		endpoints := `(document.querySelector('[data-service="default/web"] [data-endpoints]') || {dataset: {}}).dataset.endpoints`
+		waitJS(t, ctx, "web at 1/1 endpoints", endpoints+` === '1/1'`)
+		goTo(t, ctx, "#/deployments")
+		sel := `input[data-dep="default/web"]`
+		waitJS(t, ctx, "the scale input", `document.querySelector('`+sel+`')`)
+		step(t, ctx, "scale to 3",
+			chromedp.SetValue(chromedp.CSS(sel), "3"),
+			chromedp.Click(chromedp.CSS(`button[data-act="scale"][data-dep="default/web"]`)))
+		waitJS(t, ctx, "the scaled message", `document.getElementById('dep-msg').className === 'okmsg'`)
+		var d api.Deployment
+		if err := ts.c.Get(ctxT(t, 5*time.Second), resDeploys, "default", "web", &d); err != nil || *d.Spec.Replicas != 3 {
+			t.Fatalf("deployment after scaling: %v %v", err, d.Spec.Replicas)
+		}
+		waitJS(t, ctx, "3/3 ready on the deployments page", `(document.querySelector('[data-deployment="default/web"] [data-ready]') || {dataset: {}}).dataset.ready === '3/3'`)
+		shot(t, ctx, "deployments")
+		goTo(t, ctx, "#/services")
+		waitJS(t, ctx, "web at 3/3 endpoints", endpoints+` === '3/3'`)
+		shot(t, ctx, "services")
+	}) {
+		return
+	}
+
+	if !t.Run("service detail", func(t *testing.T) {
+		goTo(t, ctx, "#/services/default/web")
+		waitJS(t, ctx, "the slices and the pods by node", `document.querySelectorAll('#svc-slices tbody tr').length === 3 && document.querySelectorAll('#svc-pods li').length === 3`)
+		// This server's trace route is not there: the page says so.
+		step(t, ctx, "trace", chromedp.Click(chromedp.ID("trace-run")))
+		waitJS(t, ctx, "the trace error", `document.getElementById('trace-msg').className === 'error'`)
+		// Restart (a rollout: new pods), from the deployments page.
+		goTo(t, ctx, "#/deployments")
+		waitJS(t, ctx, "the restart button", `document.querySelector('button[data-act="restart"][data-dep="default/web"]')`)
+		step(t, ctx, "restart", chromedp.Click(chromedp.CSS(`button[data-act="restart"][data-dep="default/web"]`)))
+		waitJS(t, ctx, "the restarted message", `document.getElementById('dep-msg').textContent.includes('restarting')`)
+		var d api.Deployment
+		if err := ts.c.Get(ctxT(t, 5*time.Second), resDeploys, "default", "web", &d); err != nil || d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] == "" {
+			t.Fatalf("deployment after restart: %v %v", err, d.Spec.Template.Annotations)
+		}
+	}) {
+		return
+	}
+
+	if !t.Run("pages", func(t *testing.T) {
+		for _, p := range []struct{ hash, ready, name string }{
+			{"#/overview", `document.querySelector('#ov-nodes tbody tr') && document.querySelector('#ov-attention a')`, "overview"},
+			{"#/pods", `document.querySelectorAll('#pod-table tbody tr').length >= 3`, "pods"},
+			{"#/nodes", `document.querySelector('#node-table tbody tr') && document.querySelector('#node-table tbody').textContent.includes('node-a')`, "nodes"},
+			{"#/events", `document.querySelector('#ev-table')`, "events"},
+			{"#/create", `document.getElementById('svc-form')`, "create"},
+		} {
+			goTo(t, ctx, p.hash)
+			waitJS(t, ctx, p.name, p.ready)
+			shot(t, ctx, p.name)
+			// Accessibility basics: every control has a name, every image
+			// a text alternative, and the page has one h1.
+			unnamed := eval[[]string](t, ctx, `[...document.querySelectorAll('input, select, textarea, button')].filter(e => e.offsetParent !== null && !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim()).map(e => e.outerHTML.slice(0, 80))
+				.concat([...document.querySelectorAll('img:not([alt])')].map(e => e.outerHTML))
+				.concat(document.querySelectorAll('#view h1').length === 1 ? [] : ['h1 count ' + document.querySelectorAll('#view h1').length])`)
+			if len(unnamed) > 0 {
+				t.Errorf("%s: controls without a name: %q", p.name, unnamed)
+			}
+			if p.name == "pods" {
+				// Logs: this server has no log source without an agent, and
+				// the page says what the API answered.
+				step(t, ctx, "logs", chromedp.Click(chromedp.CSS(`#pod-table button[data-logs]`)))
+				waitJS(t, ctx, "the logs panel", `!document.getElementById('logs').hidden && document.getElementById('logs-text').textContent !== '' && document.getElementById('logs-text').textContent !== 'Loading…'`)
+				if got := eval[string](t, ctx, `document.activeElement.id`); got != "logs-text" {
+					t.Errorf("focus after opening logs: %q", got)
+				}
+			}
+		}
+		// Chinese, then on a phone.
+		step(t, ctx, "switch to Chinese", chromedp.SetValue(chromedp.ID("lang"), "zh"),
+			chromedp.Evaluate[chromedp.Void](`document.getElementById('lang').dispatchEvent(new Event('change'))`))
+		goTo(t, ctx, "#/services")
+		waitJS(t, ctx, "Chinese", `document.querySelector('#nav a[href="#/services"]').textContent === '服务' && document.querySelector('#view h1').textContent === '服务'`)
+		shot(t, ctx, "services-zh")
+		step(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2)))
+		goTo(t, ctx, "#/overview")
+		waitJS(t, ctx, "overview", `document.querySelectorAll('#cards .card').length === 4`)
+		if w := eval[int](t, ctx, `document.documentElement.scrollWidth`); w > 400 {
+			t.Errorf("the overview is %d px wide on a 390 px phone", w)
+		}
+		shot(t, ctx, "overview-phone-zh")
+		step(t, ctx, "desktop", chromedp.EmulateReset(), chromedp.SetValue(chromedp.ID("lang"), "en"),
+			chromedp.Evaluate[chromedp.Void](`document.getElementById('lang').dispatchEvent(new Event('change'))`))
+	}) {
+		return
+	}
+
+	if !t.Run("create a service from the form", func(t *testing.T) {
+		goTo(t, ctx, "#/create")
+		step(t, ctx, "fill the form",
+			chromedp.WaitVisible(chromedp.ID("svc-name")),
+			chromedp.SendKeys(chromedp.ID("svc-name"), "form-svc"),
+			chromedp.SendKeys(chromedp.ID("svc-selector"), "app=web"),
+			chromedp.SetValue(chromedp.ID("svc-ports"), "8080:80/TCP"),
+			chromedp.Click(chromedp.CSS("#svc-form button[type=submit]")))
+		waitJS(t, ctx, "the created message", `document.getElementById('svc-msg').className === 'okmsg'`)
+		var s api.Service
+		if err := ts.c.Get(ctxT(t, 5*time.Second), resServices, "default", "form-svc", &s); err != nil || s.Spec.Ports[0].Port != 8080 || s.Spec.Selector["app"] != "web" {
+			t.Fatalf("form-svc: %v %+v", err, s.Spec)
+		}
+		// The manifest box holds a Deployment and a Service "hello".
+		step(t, ctx, "apply the sample manifest", chromedp.Click(chromedp.CSS("#apply-form button[type=submit]")))
+		waitJS(t, ctx, "two created objects", `document.querySelectorAll('#apply-out li.okmsg').length === 2`)
+		var d api.Deployment
+		if err := ts.c.Get(ctxT(t, 5*time.Second), resDeploys, "default", "hello", &d); err != nil {
+			t.Fatalf("applied deployment: %v", err)
+		}
+	}) {
+		return
+	}
+
+	if !t.Run("read-only session", func(t *testing.T) {
+		step(t, ctx, "log out", chromedp.Click(chromedp.ID("logout")), chromedp.WaitVisible(chromedp.ID("token")))
+		login(t, ctx, ts.Bundle().DashboardToken)
+		goTo(t, ctx, "#/deployments")
+		waitJS(t, ctx, "disabled scale buttons", `document.querySelector('button[data-act="scale"][data-dep="default/web"]') && document.querySelector('button[data-act="scale"][data-dep="default/web"]').disabled`)
+		// Even a crafted write with the right CSRF token is refused by the API.
+		code := eval[int](t, ctx, `fetch('/ui/session').then(r => r.json()).then(s => fetch('/ui/proxy/apis/apps/v1/namespaces/default/deployments/web', {method: 'PATCH', headers: {'Content-Type': 'application/merge-patch+json', 'X-Skiff-CSRF': s.csrf}, body: '{"spec":{"replicas":0}}'})).then(r => r.status)`)
+		if code != http.StatusForbidden {
+			t.Fatalf("read-only PATCH: %d", code)
+		}
+	}) {
+		return
+	}
+
+	if !t.Run("recovers after a server restart", func(t *testing.T) {
+		goTo(t, ctx, "#/services")
+		waitJS(t, ctx, "the services table", `document.querySelector('[data-service="default/web"]')`)
+		eval[chromedp.Void](t, ctx, `window.__noReload = 43`)
+		ts.stop()
+		waitJS(t, ctx, "the page to notice", `!document.getElementById('live').classList.contains('on')`)
+		ts2 := startServer(t, cfg)
+		if err := ts2.c.Create(ctxT(t, 10*time.Second), resServices, "default", service("after-restart", 80)); err != nil {
+			t.Fatal(err)
+		}
+		waitJS(t, ctx, "the service created after the restart", `document.querySelector('[data-service="default/after-restart"]') && window.__noReload === 43 && document.getElementById('live').classList.contains('on')`)
+	}) {
+		return
+	}
+}
+
+// TestBrowserPacketPath draws the packet path of a service. The trace
+// route computes a Trace on the client pod's node; this test's dashboard
+// gets it from a recorded fixture (testdata/trace.json, the shape of
+// api.Trace) through Config.Trace, which also checks what the page asked
+// for. Everything else is real: the dashboard reads a real server over
+// HTTPS on loopback.
+func TestBrowserPacketPath(t *testing.T) {
+	chromiumPath(t)
+	ts := startServer(t, testConfig(t))
+	fakeNode(t, ts.c, "node-a")
+	ctx := ctxT(t, 10*time.Second)
+	if err := ts.c.Create(ctx, resDeploys, "default", deployment("web", 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ts.c.Create(ctx, resServices, "default", service("web", 80)); err != nil {
+		t.Fatal(err)
+	}
+	client := &api.Pod{ObjectMeta: api.ObjectMeta{Name: "client", Labels: map[string]string{"app": "client"}},
+		Spec: api.PodSpec{Containers: []api.Container{{Name: "c", Image: "busybox:1.36"}}}}
+	if err := ts.c.Create(ctx, resPods, "default", client); err != nil {
+		t.Fatal(err)
+	}
+
+	// A dashboard that reaches the real API over HTTPS, with the fixture
+	// as its trace source.
+	target, _ := url.Parse(ts.URL())
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(ts.Bundle().CACertPEM)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	rp.FlushInterval = -1
+	asked := make(chan string, 4)
+	d, err := web.New(web.Config{
+		API: rp,
+		Authenticate: func(_ context.Context, tok string) (web.Identity, bool) {
+			ok := subtle.ConstantTimeCompare([]byte(tok), []byte(ts.Bundle().AdminToken)) == 1
+			return web.Identity{Name: "admin"}, ok
+		},
+		Trace: func(_ context.Context, token, ns, pod, u string) (*api.Trace, error) {
+			asked <- ns + "/" + pod + " " + u
+			if token != ts.Bundle().AdminToken {
+				return nil, errors.New("wrong token")
+			}
+			var tr api.Trace
+			if err := jsonUnmarshal(traceFixture(t), &tr); err != nil {
+				return nil, err
+			}
+			return &tr, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: d, TLSConfig: ts.Bundle().ServerTLS.Clone()}
+	go hs.Serve(tls.NewListener(ln, hs.TLSConfig))
+	t.Cleanup(func() { hs.Close() })
+
+	b := newBrowser(t, spkiPin(t, ts.Bundle().ServerTLS))
+	step(t, b, "open", chromedp.Navigate("https://"+ln.Addr().String()+"/#/services/default/web"))
+	login(t, b, ts.Bundle().AdminToken)
+	waitJS(t, b, "two backends and the client pod running", `document.querySelectorAll('#svc-pods li').length === 2 && [...document.querySelectorAll('#trace-client option')].some(o => o.value === 'default/client')`)
+	if v := eval[string](t, b, `document.getElementById('trace-client').value`); v != "default/client" {
+		t.Fatalf("default client pod %q, want default/client (a running pod that is not a backend)", v)
+	}
+	if v := eval[string](t, b, `document.getElementById('trace-url').value`); v != "http://web:80" {
+		t.Fatalf("default URL %q", v)
+	}
+	step(t, b, "trace", chromedp.Click(chromedp.ID("trace-run")))
+	waitJS(t, b, "the drawn path", `document.querySelector('#trace-out .path svg')`)
+	if got := <-asked; got != "default/client http://web:80" {
+		t.Fatalf("the page asked for %q", got)
+	}
+	svg := eval[string](t, b, `document.querySelector('#trace-out svg').textContent`)
+	for _, want := range []string{"client", "web.default.svc.cluster.local.", "10.96.0.20:80/TCP", "50% KUBE-SVC-LOLE4ISW44XBNF3G", "web-5d8f-abcde", "node-a", "node-b", "50%"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the drawing lacks %q: %s", want, svg)
+		}
+	}
+	words := eval[string](t, b, `document.querySelector('#trace-out ol').textContent`)
+	if !strings.Contains(words, "10.96.0.20:80") || !strings.Contains(words, "50% of new connections") {
+		t.Errorf("the path in words: %s", words)
+	}
+	shot(t, b, "service-detail")
+
+	// A trace that breaks early (an IP that is no Service) draws too, with
+	// its warnings.
+	html := eval[string](t, b, `import('/ui/assets/trace.js').then(m => m.drawTrace({kind: 'Trace', url: 'http://10.0.0.9:81', host: '10.0.0.9', port: 81, protocol: 'TCP', pod: {namespace: 'default', name: 'client', ip: '10.244.0.9', nodeName: 'node-a'}, warnings: ['10.0.0.9:81 is not a Service port <b>']}))`)
+	for _, want := range []string{"no DNS (an IP)", "no Service matches", "no rules read", "10.0.0.9:81 is not a Service port &lt;b&gt;"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the broken trace lacks %q: %s", want, html)
+		}
+	}
+}

@@ -1,0 +1,42 @@
+// Package web is Skiff's dashboard: a single-page app (plain JavaScript
+// modules and CSS, embedded with go:embed, no build step and no CDN) and
+// the few endpoints behind it, served by `skiff server` on its HTTPS
+// listener at "/".
+//
+// # Routes
+//
+// "/" is the app; "/ui/assets/*" its files (versioned, gzipped, immutable);
+// "/ui/login", "/ui/logout" and "/ui/session" the session; "/ui/proxy/*"
+// forwards to the API ("/ui/proxy/api/v1/pods" is GET /api/v1/pods);
+// "/ui/watch" is one Server-Sent Events stream of the API's watches;
+// "/ui/apply" applies a YAML manifest; "/ui/trace" a pod's packet path.
+// Everything else on the listener is the API's (Owns tells them apart).
+//
+// # Sessions
+//
+// A login takes a bearer token (the admin token, or the read-only
+// dashboard token) and keeps it in a sealed cookie (AES-256-GCM under a
+// key derived from Config.SessionKey): HttpOnly, Secure, SameSite=Strict,
+// with the __Host- prefix. The server keeps no session state, so a session
+// survives a server restart when the key does. Every request re-checks
+// the token with Config.Authenticate, so rotating a token ends its
+// sessions.
+//
+// # Invariants
+//
+//   - The dashboard never acts with more rights than the session's token:
+//     every API call, read or write, carries that token and goes through
+//     the API's own authentication and authorization, in process.
+//   - Every request but GET/HEAD needs the session's CSRF token (an HMAC of
+//     the session's nonce, which only a same-origin page can read from
+//     /ui/session) in the X-Skiff-CSRF header, and must not come from
+//     another origin (Origin, Sec-Fetch-Site). Login takes JSON only.
+//   - The browser's watch stream restarts from the current state whenever
+//     any underlying API watch ends, so the page never shows a state with
+//     a change missed; EventSource reconnects by itself, and the app
+//     reconnects again after a restart that outlasts EventSource's retry.
+//     The page keeps showing a resource's old state until its new one is
+//     complete (the initial-events-end bookmark), then swaps.
+//   - No asset is fetched from another origin; the Content-Security-Policy
+//     allows only 'self'.
+package web
