@@ -2,7 +2,7 @@
 # Installs the Debian packages Skiff's tests need. Idempotent; needs root
 # for apt-get (skipped with a message when not root and all tools exist).
 set -euo pipefail
-pkgs=(ca-certificates git make containernetworking-plugins iproute2 iptables nftables conntrack)
+pkgs=(ca-certificates git make containernetworking-plugins iproute2 iptables nftables conntrack curl bind9-dnsutils)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/skiff-dev/skiff/internal/cli"
 	"github.com/skiff-dev/skiff/internal/config"
+	"github.com/skiff-dev/skiff/internal/nsforward"
 	"github.com/skiff-dev/skiff/kubectl"
 	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/netagent/netns"
@@ -48,7 +50,18 @@ func runners() cli.Runners {
 		Agent:       runAgent,
 		NetExec:     runNetExec,
 		RuntimeInit: process.Init,
+		Forward:     runForward,
 	}
+}
+
+// runForward is the hidden `skiff netns-forward` the demo uses to reach
+// the server inside its namespace from the host's loopback.
+func runForward(ctx context.Context, o cli.ForwardOptions) error {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	return nsforward.Run(ctx, nsforward.Config{
+		Listen: o.Listen, Target: o.Target, Logger: log,
+		Enter: func(fn func() error) error { return netns.Do(o.NetNS, fn) },
+	}, func(a net.Addr) { log.Info("forwarding", "listen", a.String(), "netns", o.NetNS, "target", o.Target) })
 }
 
 func runNetExec(ctx context.Context, o cli.NetExecOptions) error {

@@ -32,6 +32,9 @@ type Runners struct {
 	// runtime (netagent/runtime/process.Init). It gets its arguments
 	// unparsed and returns only on failure (on success it execs).
 	RuntimeInit func(args []string) error
+	// Forward runs the hidden `skiff netns-forward` (package
+	// internal/nsforward).
+	Forward func(ctx context.Context, opts ForwardOptions) error
 }
 
 // NetExecOptions are the flags of `skiff netexec`.
@@ -64,7 +67,7 @@ func NewRootWith(r Runners, env kubectl.Env) *cobra.Command {
 	if env.Out != nil {
 		root.SetOut(env.Out)
 	}
-	root.AddCommand(newServerCommand(r.Server), newAgentCommand(r.Agent), newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit))
+	root.AddCommand(newServerCommand(r.Server), newAgentCommand(r.Agent), newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit), newForwardCommand(r.Forward))
 	root.AddCommand(kubectl.Commands(env)...)
 	return root
 }
