@@ -98,7 +98,7 @@ k get endpointslices -l kubernetes.io/service-name=backend-svc
 say "The kernel rules, with their probabilities (iptables-save inside $NS)"
 if [ "$MODE" = iptables ]; then
   printf '\033[2m$ iptables-save | grep backend-svc\033[0m\n'
-  inns iptables-save -t nat | grep 'default/backend-svc' || true
+  inns iptables-save -t nat 2>/dev/null | grep -v '^#' | grep 'default/backend-svc' || true
 else
   printf '\033[2m$ nft list table ip skiff | grep -i backend-svc\033[0m\n'
   inns nft list ruleset | grep -i -A3 'backend-svc' || true
@@ -131,7 +131,7 @@ k rollout status deployment/backend --timeout=60s
 sleep 0.5
 k get endpointslices -l kubernetes.io/service-name=backend-svc
 if [ "$MODE" = iptables ]; then
-  inns iptables-save -t nat | grep 'default/backend-svc' | grep -- '-A KUBE-SVC' || true
+  inns iptables-save -t nat 2>/dev/null | grep -v '^#' | grep 'default/backend-svc' | grep -- '-A KUBE-SVC' || true
 fi
 spread 50
 

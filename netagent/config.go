@@ -74,6 +74,14 @@ type Config struct {
 	// BackoffBase and BackoffMax bound the restart back-off of crashing
 	// containers (default 10s doubling to 5m), as the kubelet.
 	BackoffBase, BackoffMax time.Duration
+	// TerminationDelay is how long a Ready pod being deleted keeps running
+	// untouched before its containers get SIGTERM (default 2s, capped at
+	// half the pod's grace period; negative: none). Meanwhile the
+	// EndpointSlice marks it terminating and every proxy drops it from the
+	// Service's rules, so no new connection is sent to a process that has
+	// stopped accepting: the zero-downtime half of a rolling update that
+	// the kubelet leaves to a preStop sleep.
+	TerminationDelay time.Duration
 	// Logger receives the agent's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -94,6 +102,10 @@ const (
 	// DefaultGracePeriod is a pod's termination grace period when its spec
 	// has none.
 	DefaultGracePeriod = 30 * time.Second
+	// DefaultTerminationDelay is Config.TerminationDelay's default: well
+	// above a proxy's sync latency (its MinSyncPeriod is 100 ms) plus the
+	// watch hops from the pod's deletion to every node's rules.
+	DefaultTerminationDelay = 2 * time.Second
 )
 
 func (c *Config) defaults() error {
@@ -147,6 +159,9 @@ func (c *Config) defaults() error {
 	setDur(&c.ResyncPeriod, DefaultResyncPeriod)
 	setDur(&c.BackoffBase, DefaultBackoffBase)
 	setDur(&c.BackoffMax, DefaultBackoffMax)
+	if c.TerminationDelay == 0 {
+		c.TerminationDelay = DefaultTerminationDelay
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

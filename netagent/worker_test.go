@@ -237,6 +237,7 @@ func TestPodLifecycle(t *testing.T) {
 		}
 		writesBefore := len(h.api.writes())
 		from := len(h.log.all())
+		deletedAt := time.Since(h.log.start).Round(100 * time.Millisecond)
 		h.api.markDeleted("web", 7)
 		h.waitFor("pod gone from the API", 15*time.Second, func() bool { return h.api.pod("web") == nil })
 		h.waitFor("worker gone", time.Second, func() bool { return h.m.workerCount() == 0 })
@@ -253,9 +254,15 @@ func TestPodLifecycle(t *testing.T) {
 			// The SIGKILL lands 7s after SIGTERM: compare the timestamps.
 			t.Logf("term %q kill %q", h.log.all()[term], h.log.all()[kill])
 		}
+		// The Ready pod keeps running for the termination delay (2s, so
+		// that proxies drop it first), then SIGTERM; SIGKILL comes at the
+		// end of the 7s grace counted from the deletion.
 		tTerm, tKill := stamp(t, h.log.all()[term]), stamp(t, h.log.all()[kill])
-		if d := tKill - tTerm; d < 7*time.Second || d > 7500*time.Millisecond {
-			t.Fatalf("SIGKILL %v after SIGTERM, want the 7s grace", d)
+		if d := tTerm - deletedAt; d < DefaultTerminationDelay || d > DefaultTerminationDelay+500*time.Millisecond {
+			t.Fatalf("SIGTERM %v after the deletion, want the %v termination delay", d, DefaultTerminationDelay)
+		}
+		if d := tKill - deletedAt; d < 7*time.Second || d > 7500*time.Millisecond {
+			t.Fatalf("SIGKILL %v after the deletion, want the 7s grace", d)
 		}
 		for _, st := range h.api.writes()[writesBefore:] {
 			p := &api.Pod{Status: st}
