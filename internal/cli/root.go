@@ -146,6 +146,7 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.IntVar(&cfg.NodeCIDRMaskSize, "node-cidr-mask-size", cfg.NodeCIDRMaskSize, "prefix length of each node's pod range out of --cluster-cidr (default 24 for IPv4)")
 	f.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "pod runtime: auto, containerd or process")
 	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
+	f.StringVar(&cfg.LBCIDR, "lb-cidr", cfg.LBCIDR, "pool LoadBalancer Services get their address from; empty: they stay pending")
 	f.StringSliceVar(&cfg.DisabledControllers, "disable-controller", nil, "built-in controller not to run (repeatable): gc, namespace, ...")
 	f.IntVar(&cfg.MaxEndpointsPerSlice, "max-endpoints-per-slice", cfg.MaxEndpointsPerSlice, "most endpoints in one EndpointSlice (1-1000)")
 	f.DurationVar(&cfg.NodeMonitorGracePeriod, "node-monitor-grace-period", cfg.NodeMonitorGracePeriod, "a node silent this long becomes NotReady")

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"github.com/vishvananda/netlink"
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
@@ -49,6 +50,9 @@ const (
 	nodeName = "e2e-node"
 	nodeIP   = "192.0.2.10" // the node's address on the veth to ext
 	extIP    = "192.0.2.100"
+	// lbPool is --lb-cidr; ext routes it to the node, as a router does
+	// for MetalLB-style layer-3 load balancer addresses.
+	lbPool = "198.51.100.0/29"
 )
 
 // requireRoot skips unless namespaces, the CNI plugins and the rule tools
@@ -94,6 +98,10 @@ func newCluster(t *testing.T, mode string) *cluster {
 	netnstest.Connect(t,
 		netnstest.End{NS: c.node, Name: "eth0", Addr: netip.MustParsePrefix(nodeIP + "/24")},
 		netnstest.End{NS: c.ext, Name: "eth0", Addr: netip.MustParsePrefix(extIP + "/24")})
+	h := c.ext.Netlink(t)
+	if err := h.RouteAdd(&netlink.Route{Dst: netnstest.IPNet(netip.MustParsePrefix(lbPool)), Gw: net.ParseIP(nodeIP)}); err != nil {
+		t.Fatalf("ext: route %s via %s: %v", lbPool, nodeIP, err)
+	}
 	cfg := config.ServerDefaults()
 	cfg.DataDir = c.dataDir
 	cfg.Listen = "127.0.0.1:0"
@@ -105,6 +113,7 @@ func newCluster(t *testing.T, mode string) *cluster {
 	cfg.Runtime = "process"
 	cfg.ProxyMode = mode
 	cfg.DNSUpstream = []string{"127.0.0.1:1"} // nothing outside the cluster is asked
+	cfg.LBCIDR = lbPool
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s, err := server.Start(ctx, cfg, testLog())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -195,6 +196,37 @@ func runSeeds(t *testing.T, mode string) {
 				t.Fatalf("answer %q from a pod that is not a backend %v", b, backends)
 			}
 		}
+	})
+
+	t.Run("LoadBalancer address from --lb-cidr, reached from another netns", func(t *testing.T) {
+		var lbIP string
+		eventually(t, 10*time.Second, "backend-lb gets an address", func() (bool, error) {
+			var s api.Service
+			if err := c.admin.Get(ctx, resServices, "default", "backend-lb", &s); err != nil {
+				return false, err
+			}
+			if ing := s.Status.LoadBalancer.Ingress; len(ing) == 1 {
+				lbIP = ing[0].IP
+			}
+			return lbIP != "", fmt.Errorf("status %+v", s.Status)
+		})
+		if p := netip.MustParsePrefix(lbPool); !p.Contains(netip.MustParseAddr(lbIP)) {
+			t.Fatalf("backend-lb got %s, outside --lb-cidr %s", lbIP, lbPool)
+		}
+		if out := c.mustCLI("get", "svc", "backend-lb"); !strings.Contains(out, lbIP) {
+			t.Fatalf("skiff get svc backend-lb does not show %s as EXTERNAL-IP:\n%s", lbIP, out)
+		}
+		hc := httpIn(c.ext, 5*time.Second)
+		backends := c.readyPodNames("default", "app=backend")
+		seen := map[string]bool{}
+		eventually(t, 20*time.Second, "all backends through "+lbIP+":80 from ext", func() (bool, error) {
+			body, err := get(hc, "http://"+lbIP+"/hostname")
+			if err != nil {
+				return false, err
+			}
+			seen[body] = true
+			return len(seen) == len(backends), fmt.Errorf("seen %v", seen)
+		})
 	})
 
 	t.Run("a pod failing readiness drops out and comes back", func(t *testing.T) {
