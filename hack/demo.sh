@@ -20,6 +20,7 @@ PORT=${SKIFF_DEMO_PORT:-16443}
 MODE=${SKIFF_DEMO_PROXY_MODE:-iptables}
 NODE_IP=192.0.2.10
 EXT_IP=192.0.2.100
+LB_CIDR=198.51.100.0/28 # LoadBalancer addresses; the outside routes them to the node
 SKIFF=$ROOT/bin/skiff
 
 say()  { printf '\n\033[1m== %s\033[0m\n' "$*"; }
@@ -55,11 +56,12 @@ inns ip addr add "$NODE_IP/24" dev skiff-demo0
 inns ip link set skiff-demo0 up
 ip netns exec "$EXT" ip addr add "$EXT_IP/24" dev skiff-ext0
 ip netns exec "$EXT" ip link set skiff-ext0 up
+ip netns exec "$EXT" ip route add "$LB_CIDR" via "$NODE_IP"
 
 say "skiff server inside $NS (built-in agent, process runtime, proxy mode $MODE)"
 # The server runs with its own session so that it outlives this script.
 setsid ip netns exec "$NS" "$SKIFF" server --data-dir "$DIR" --listen 127.0.0.1:6443 \
-  --node-name demo-node --node-ip "$NODE_IP" --runtime process --proxy-mode "$MODE" \
+  --node-name demo-node --node-ip "$NODE_IP" --runtime process --proxy-mode "$MODE" --lb-cidr "$LB_CIDR" \
   >"$DIR/server.log" 2>&1 < /dev/null &
 echo $! > "$DIR/server.pid"
 echo "server pid $(cat "$DIR/server.pid"), log $DIR/server.log"
@@ -120,10 +122,26 @@ spread() { # spread N: the client pod calls http://backend-svc/hostname N times
 say "The client pod calls http://backend-svc ($VIP:80) and reaches all three backends"
 spread 30
 
+# The NodePort and LoadBalancer Services have slices of their own: wait
+# for their three ready endpoints before calling them.
+for _ in $(seq 100); do
+  n=$(kq get endpointslices -l kubernetes.io/service-name=backend-nodeport \
+    -o 'jsonpath={range .items[*].endpoints[?(@.conditions.ready==true)]}{.addresses[0]} {end}' 2>/dev/null | wc -w)
+  [ "$n" -ge 3 ] && break
+  sleep 0.1
+done
 say "NodePort: from $EXT (outside the node) to $NODE_IP:30080"
 for _ in 1 2 3 4 5 6; do
   ip netns exec "$EXT" curl -fsS --max-time 2 "http://$NODE_IP:30080/hostname" || true; echo
 done
+
+LB_IP=$(kq get svc backend-lb -o 'jsonpath={.status.loadBalancer.ingress[0].ip}' 2>/dev/null || true)
+if [ -n "$LB_IP" ]; then
+  say "LoadBalancer: backend-lb got $LB_IP from --lb-cidr $LB_CIDR; from $EXT (routed to the node)"
+  for _ in 1 2 3 4 5 6; do
+    ip netns exec "$EXT" curl -fsS --max-time 2 "http://$LB_IP/hostname" || true; echo
+  done
+fi
 
 say "Scale to 5 and the new spread"
 k scale deployment/backend --replicas=5
