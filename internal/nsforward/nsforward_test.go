@@ -28,7 +28,7 @@ func TestValidateRefusesNonLoopback(t *testing.T) {
 }
 
 // TestForward forwards to an echo server; Enter runs in the test's own
-// namespace (the root test of the real setns is in the e2e suite's demo).
+// namespace (TestForwardIntoNetNS enters a real one).
 func TestForward(t *testing.T) {
 	echo, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
