@@ -6,6 +6,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -116,5 +117,7 @@ func runAgent(ctx context.Context, c config.Agent) error {
 		Server: c.Server, CAPEM: ca, Token: token, NodeName: c.NodeName, NodeIPs: p.NodeIPs,
 		DataDir: c.DataDir, Runtime: rtName, ProxyMode: c.ProxyMode, ClusterCIDR: p.ClusterCIDR, ClusterDomain: c.ClusterDomain,
 		DNSUpstreams: c.DNSUpstream, Logger: log,
+		// 0 asks netagent for its default; --pod-termination-delay 0 means none.
+		TerminationDelay: cmp.Or(c.TerminationDelay, -1),
 	}, deps)
 }

@@ -146,6 +146,7 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.IntVar(&cfg.NodeCIDRMaskSize, "node-cidr-mask-size", cfg.NodeCIDRMaskSize, "prefix length of each node's pod range out of --cluster-cidr (default 24 for IPv4)")
 	f.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "pod runtime: auto, containerd or process")
 	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
+	f.DurationVar(&cfg.PodTerminationDelay, "pod-termination-delay", cfg.PodTerminationDelay, "how long a Ready pod being deleted keeps running before SIGTERM, so that proxies drop it first (0: none)")
 	f.StringVar(&cfg.LBCIDR, "lb-cidr", cfg.LBCIDR, "pool LoadBalancer Services get their address from; empty: they stay pending")
 	f.StringSliceVar(&cfg.DisabledControllers, "disable-controller", nil, "built-in controller not to run (repeatable): gc, namespace, ...")
 	f.IntVar(&cfg.MaxEndpointsPerSlice, "max-endpoints-per-slice", cfg.MaxEndpointsPerSlice, "most endpoints in one EndpointSlice (1-1000)")
@@ -191,6 +192,7 @@ adopts them.`,
 	f.StringVar(&cfg.ClusterDomain, "cluster-domain", cfg.ClusterDomain, "DNS domain of the cluster")
 	f.StringVar(&cfg.ClusterCIDR, "cluster-cidr", cfg.ClusterCIDR, "the cluster's pod range (the server's --cluster-cidr): the proxy masquerades traffic from outside it")
 	f.StringSliceVar(&cfg.DNSUpstream, "dns-upstream", nil, "upstream resolvers of the node DNS for non-cluster names (default: /etc/resolv.conf)")
+	f.DurationVar(&cfg.TerminationDelay, "pod-termination-delay", cfg.TerminationDelay, "how long a Ready pod being deleted keeps running before SIGTERM, so that proxies drop it first (0: none)")
 	f.StringVar(&cfg.NetNS, "netns", cfg.NetNS, "network namespace (path) for the pod network, node DNS and probes; default: the agent's own")
 	return cmd
 }

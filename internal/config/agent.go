@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"time"
 )
 
 // Agent is everything `skiff agent` is told on its command line.
@@ -25,6 +26,10 @@ type Agent struct {
 	// The API connection stays in the agent's namespace. It lets several
 	// agents share one machine (tests, demos).
 	NetNS string
+	// TerminationDelay (--pod-termination-delay) is how long a Ready pod
+	// being deleted keeps running before SIGTERM, so that every proxy
+	// drops its endpoint first; 0: none.
+	TerminationDelay time.Duration
 }
 
 // AgentDefaults returns the documented defaults.
@@ -35,6 +40,8 @@ func AgentDefaults() Agent {
 		ProxyMode:     "iptables",
 		ClusterDomain: "cluster.local",
 		ClusterCIDR:   "10.244.0.0/16",
+		// netagent.DefaultTerminationDelay (not imported: config stays light).
+		TerminationDelay: 2 * time.Second,
 	}
 }
 
@@ -80,6 +87,9 @@ func (c Agent) Parse() (ParsedAgent, error) {
 	case "", "iptables", "nftables", "ipvs":
 	default:
 		return p, fmt.Errorf("--proxy-mode %q: want iptables, nftables or ipvs", c.ProxyMode)
+	}
+	if c.TerminationDelay < 0 {
+		return p, fmt.Errorf("--pod-termination-delay %v: must not be negative", c.TerminationDelay)
 	}
 	return p, nil
 }

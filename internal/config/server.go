@@ -57,6 +57,9 @@ type Server struct {
 	AgentNetNS string
 	// AgentNodeName is the built-in agent's node name ("" = hostname).
 	AgentNodeName string
+	// PodTerminationDelay is the built-in agent's --pod-termination-delay
+	// (see Agent.TerminationDelay).
+	PodTerminationDelay time.Duration
 	// LBCIDR is the pool LoadBalancer Services get their address from
 	// (--lb-cidr, controller/servicelb); "" leaves them pending.
 	LBCIDR string
@@ -80,6 +83,7 @@ func ServerDefaults() Server {
 		NodeMonitorGracePeriod: 40 * time.Second,
 		PodEvictionTimeout:     5 * time.Minute,
 		ShutdownTimeout:        10 * time.Second,
+		PodTerminationDelay:    2 * time.Second,
 	}
 }
 
@@ -147,6 +151,9 @@ func (c Server) Parse() (Parsed, error) {
 	}
 	if c.DataDir == "" {
 		return p, fmt.Errorf("--data-dir must not be empty")
+	}
+	if c.PodTerminationDelay < 0 {
+		return p, fmt.Errorf("--pod-termination-delay %v: must not be negative", c.PodTerminationDelay)
 	}
 	if c.LBCIDR != "" {
 		if p.LBCIDR, err = netip.ParsePrefix(c.LBCIDR); err != nil {
