@@ -9,6 +9,7 @@ func TestPodTerminationDelay(t *testing.T) {
 	s := ServerDefaults()
 	a := AgentDefaults()
 	a.Server = "https://127.0.0.1:6443"
+	a.Token = "t"
 	if s.PodTerminationDelay != 2*time.Second || a.TerminationDelay != 2*time.Second {
 		t.Fatalf("defaults %v %v, want 2s", s.PodTerminationDelay, a.TerminationDelay)
 	}
