@@ -17,6 +17,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/client"
 )
 
 // production.yaml: a Service in another namespace, for the cross-namespace
@@ -254,6 +255,45 @@ func runSeeds(t *testing.T, mode string) {
 		eventually(t, 20*time.Second, victim+" back in rotation", func() (bool, error) {
 			seen, err := c.spread(vip, 80, 30)
 			return err == nil && slices.Contains(seen, victim), fmt.Errorf("%v %v", seen, err)
+		})
+	})
+
+	t.Run("a deleted pod leaves the rules while it still serves", func(t *testing.T) {
+		// The termination delay (2s): the endpoint turns terminating and
+		// leaves the kernel rules while the process still answers; only
+		// then does it get SIGTERM.
+		victim := c.readyPodNames("default", "app=backend")[0]
+		ip := c.podIP("default", victim)
+		hc := httpIn(c.node, 2*time.Second)
+		c.mustCLI("delete", "pod", victim, "--wait=false")
+		deleted := time.Now()
+		eventually(t, 5*time.Second, victim+" terminating and out of the rules", func() (bool, error) {
+			var l api.EndpointSliceList
+			if err := c.admin.List(ctx, resSlices, "default", client.ListOptions{LabelSelector: "kubernetes.io/service-name=backend-svc"}, &l); err != nil {
+				return false, err
+			}
+			term := false
+			for _, sl := range l.Items {
+				for _, e := range sl.Endpoints {
+					cd := e.Conditions
+					if e.Addresses[0] == ip && cd.Terminating != nil && *cd.Terminating && cd.Serving != nil && *cd.Serving &&
+						cd.Ready != nil && !*cd.Ready {
+						term = true
+					}
+				}
+			}
+			n := c.ruleEndpoints("default", "backend-svc", "http")
+			return term && n == 2, fmt.Errorf("terminating+serving %v, %d endpoints in the rules", term, n)
+		})
+		body, err := get(hc, "http://"+net.JoinHostPort(ip, "8080")+"/hostname")
+		if since := time.Since(deleted); err != nil || body != victim {
+			t.Fatalf("%v after its deletion, out of the rules, %s no longer answers: %q %v", since, victim, body, err)
+		} else {
+			t.Logf("%s out of the rules and still serving %v after its deletion", victim, since.Round(time.Millisecond))
+		}
+		eventually(t, 30*time.Second, "3 ready backends again", func() (bool, error) {
+			n := c.readyPodNames("default", "app=backend")
+			return len(n) == 3 && !slices.Contains(n, victim), fmt.Errorf("%v", n)
 		})
 	})
 
