@@ -97,14 +97,33 @@ VIP=$(kq get svc backend-svc -o 'jsonpath={.spec.clusterIP}')
 say "The EndpointSlice (the ready backends)"
 k get endpointslices -l kubernetes.io/service-name=backend-svc
 
-say "The kernel rules, with their probabilities (iptables-save inside $NS)"
-if [ "$MODE" = iptables ]; then
-  printf '\033[2m$ iptables-save | grep backend-svc\033[0m\n'
-  inns iptables-save -t nat 2>/dev/null | grep -v '^#' | grep 'default/backend-svc' || true
-else
-  printf '\033[2m$ nft list table ip skiff | grep -i backend-svc\033[0m\n'
-  inns nft list ruleset | grep -i -A3 'backend-svc' || true
-fi
+say "The kernel rules, with their probabilities ($MODE, inside $NS)"
+rules() {
+  if [ "$MODE" = iptables ]; then
+    printf '\033[2m$ iptables-save | grep backend-svc\033[0m\n'
+    inns iptables-save -t nat 2>/dev/null | grep -v '^#' | grep 'default/backend-svc' || true
+  else
+    # One chain per Service port picks an endpoint with numgen random mod N
+    # (each with probability 1/N) out of a shared endpoints map.
+    printf '\033[2m$ nft list table ip skiff | grep -A3 "chain service-.*backend-svc"\033[0m\n'
+    inns nft list table ip skiff | grep -A3 'chain service-.*default/backend-svc/' || true
+    local m off n
+    m=$(inns nft list table ip skiff | grep -A3 'chain service-.*default/backend-svc/' | grep -o 'map @endpoints-[0-9]*' | head -1 | cut -d@ -f2)
+    off=$(inns nft list table ip skiff | grep -A3 'chain service-.*default/backend-svc/' | grep -o 'offset [0-9]*' | head -1 | cut -d' ' -f2)
+    n=$(inns nft list table ip skiff | grep -A3 'chain service-.*default/backend-svc/' | grep -o 'mod [0-9]*' | head -1 | cut -d' ' -f2)
+    if [ -n "$m" ]; then
+      printf '\033[2m$ nft list map ip skiff %s   # keys %s..%s+%s-1: backend-svc'"'"'s endpoints\033[0m\n' "$m" "${off:-0}" "${off:-0}" "$n"
+      inns nft list map ip skiff "$m" | tr ',{}' '\n\n\n' | grep -o '0x[0-9a-f]* : [0-9.]* \. [0-9]*' |
+        while read -r key _ ep; do
+          k=$((key))
+          if [ "$k" -ge "${off:-0}" ] && [ "$k" -lt $(( ${off:-0} + n )) ]; then
+            echo "  $k -> $ep   (probability 1/$n)"
+          fi
+        done || true
+    fi
+  fi
+}
+rules
 
 say "A DNS answer (the node DNS on the pod bridge's gateway)"
 GW=$(kq get node demo-node -o 'jsonpath={.spec.podCIDR}' | sed 's#0/[0-9]*$#1#')
@@ -150,6 +169,8 @@ sleep 0.5
 k get endpointslices -l kubernetes.io/service-name=backend-svc
 if [ "$MODE" = iptables ]; then
   inns iptables-save -t nat 2>/dev/null | grep -v '^#' | grep 'default/backend-svc' | grep -- '-A KUBE-SVC' || true
+else
+  rules
 fi
 spread 50
 
