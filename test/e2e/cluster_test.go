@@ -37,13 +37,12 @@ import (
 )
 
 var (
-	resources    = api.Resources()
-	resPods      = api.Lookup(resources, "v1", "pods")
-	resNodes     = api.Lookup(resources, "v1", "nodes")
-	resServices  = api.Lookup(resources, "v1", "services")
-	resSlices    = api.Lookup(resources, "discovery.k8s.io/v1", "endpointslices")
-	resDeploys   = api.Lookup(resources, "apps/v1", "deployments")
-	resNamespace = api.Lookup(resources, "v1", "namespaces")
+	resources   = api.Resources()
+	resPods     = api.Lookup(resources, "v1", "pods")
+	resNodes    = api.Lookup(resources, "v1", "nodes")
+	resServices = api.Lookup(resources, "v1", "services")
+	resSlices   = api.Lookup(resources, "discovery.k8s.io/v1", "endpointslices")
+	resDeploys  = api.Lookup(resources, "apps/v1", "deployments")
 )
 
 const (
