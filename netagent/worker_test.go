@@ -533,3 +533,49 @@ func TestEnvAndForceDeletion(t *testing.T) {
 		}
 	})
 }
+
+// TestTerminationDelayOnlyForReadyPods: a pod that is not Ready has no
+// endpoint any proxy sends to, so it gets SIGTERM at once; a negative
+// TerminationDelay turns the delay off for Ready pods too.
+func TestTerminationDelayOnlyForReadyPods(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ready bool
+		delay time.Duration
+	}{
+		{"not ready", false, 0},
+		{"ready, delay off", true, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, func(h *harness) {
+					if tc.delay != 0 {
+						h.cfg.TerminationDelay = tc.delay
+					}
+				})
+				defer h.stop()
+				grace := int64(10)
+				pod := testPod("web", api.Container{Name: "app", Image: "netexec", Command: []string{"netexec"},
+					ReadinessProbe: execProbe("ready", 1, 1)})
+				pod.Spec.TerminationGracePeriodSeconds = &grace
+				h.api.put(pod)
+				h.waitFor("pod Ready", 5*time.Second, func() bool { p := h.api.pod("web"); return p != nil && readyOf(p) })
+				if !tc.ready {
+					h.rt.setHealth("web", "app", "ready", false)
+					h.waitFor("pod not Ready", 5*time.Second, func() bool { return !readyOf(h.api.pod("web")) })
+				}
+				from := len(h.log.all())
+				deletedAt := time.Since(h.log.start).Round(100 * time.Millisecond)
+				h.api.markDeleted("web", 10)
+				h.waitFor("pod gone from the API", 15*time.Second, func() bool { return h.api.pod("web") == nil })
+				term := h.log.find("sigterm web/app", from)
+				if term < 0 {
+					t.Fatalf("no SIGTERM:\n%s", strings.Join(h.log.all()[from:], "\n"))
+				}
+				if d := stamp(t, h.log.all()[term]) - deletedAt; d > 300*time.Millisecond {
+					t.Fatalf("SIGTERM %v after the deletion, want at once", d)
+				}
+			})
+		})
+	}
+}
