@@ -20,8 +20,16 @@ var (
 
 func startServer(t *testing.T, lbCIDR string) *client.Client {
 	t.Helper()
+	c, _ := startServerAt(t, t.TempDir(), lbCIDR)
+	return c
+}
+
+// startServerAt starts a server over dataDir; stop stops it (also at the
+// end of the test).
+func startServerAt(t *testing.T, dataDir, lbCIDR string) (c *client.Client, stop func()) {
+	t.Helper()
 	cfg := config.ServerDefaults()
-	cfg.DataDir = t.TempDir()
+	cfg.DataDir = dataDir
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NoSync = true
 	cfg.DisableAgent = true
@@ -32,12 +40,47 @@ func startServer(t *testing.T, lbCIDR string) *client.Client {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = s.Stop() })
-	c, err := s.Client()
-	if err != nil {
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			_ = s.Stop()
+		}
+	}
+	t.Cleanup(stop)
+	if c, err = s.Client(); err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return c, stop
+}
+
+// TestRestartKeepsAddresses: a restarted server's controller rebuilds its
+// table from the Services' status before assigning: the addresses stay,
+// and a new Service gets a free one, never a taken one.
+func TestRestartKeepsAddresses(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	c, stop := startServerAt(t, dir, "198.51.100.0/29")
+	for _, n := range []string{"a", "b"} {
+		if err := c.Create(ctx, resServices, "default", lbService(n, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ingressOf(t, c, "a", "198.51.100.1")
+	ingressOf(t, c, "b", "198.51.100.2")
+	if err := c.Delete(ctx, resServices, "default", "a", client.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	c, _ = startServerAt(t, dir, "198.51.100.0/29")
+	for _, n := range []string{"c", "d"} {
+		if err := c.Create(ctx, resServices, "default", lbService(n, "")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ingressOf(t, c, "b", "198.51.100.2")
+	ingressOf(t, c, "c", "198.51.100.1")
+	ingressOf(t, c, "d", "198.51.100.3")
 }
 
 func lbService(name, want string) *api.Service {
