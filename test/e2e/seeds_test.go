@@ -402,24 +402,26 @@ func rollingUpdateUnderLoad(t *testing.T, c *cluster, vip string) loadResult {
 		}
 	})
 	hc := httpIn(c.ext, 5*time.Second)
-	wg.Go(func() { // NodePort from outside, ~100/s
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
+	for range 4 { // NodePort from outside: 4 clients at 25/s each, ~100/s
+		wg.Go(func() {
+			tick := time.NewTicker(40 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+				}
+				node.Add(1)
+				if _, err := get(hc, "http://"+nodeIP+":30080/hostname"); err != nil {
+					nodeFailed.Add(1)
+					mu.Lock()
+					res.nodeErr = err.Error()
+					mu.Unlock()
+				}
 			}
-			node.Add(1)
-			if _, err := get(hc, "http://"+nodeIP+":30080/hostname"); err != nil {
-				nodeFailed.Add(1)
-				mu.Lock()
-				res.nodeErr = err.Error()
-				mu.Unlock()
-			}
-		}
-	})
+		})
+	}
 	start := time.Now()
 	time.Sleep(500 * time.Millisecond) // load before the update
 	old := c.readyPodNames("default", "app=backend")
