@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -80,6 +81,7 @@ func requireRoot(t *testing.T) {
 // cluster is one `skiff server` with its built-in agent in a node
 // namespace, and an outside namespace joined to the node by a veth.
 type cluster struct {
+	// t is the running (sub)test the helpers fail; see run.
 	t       *testing.T
 	mode    string
 	s       *server.Server
@@ -88,6 +90,20 @@ type cluster struct {
 	ext     *netnstest.NS
 	dataDir string
 	gateway netip.Addr // the node DNS: the pod bridge's gateway
+	// clientIP is the client pod's IP once known (dial reads it from
+	// load goroutines, which must not call t.Fatal).
+	clientIP atomic.Value
+}
+
+// run runs a subtest whose failures the cluster's helpers report to it
+// (subtests run one at a time).
+func (c *cluster) run(t *testing.T, name string, f func(t *testing.T)) {
+	t.Run(name, func(t *testing.T) {
+		prev := c.t
+		c.t = t
+		defer func() { c.t = prev }()
+		f(t)
+	})
 }
 
 func newCluster(t *testing.T, mode string) *cluster {
@@ -260,7 +276,11 @@ func get(hc *http.Client, rawURL string) (string, error) {
 // (its /dial: each a new connection, names resolved through the pod's
 // resolv.conf). It returns every answer and every failed try.
 func (c *cluster) dial(host string, port, tries int) (answers, errs []string, err error) {
-	ip := c.podIP("default", "client")
+	ip, _ := c.clientIP.Load().(string)
+	if ip == "" {
+		ip = c.podIP("default", "client")
+		c.clientIP.Store(ip)
+	}
 	q := url.Values{"host": {host}, "port": {fmt.Sprint(port)}, "request": {"hostname"}, "protocol": {"http"}, "tries": {fmt.Sprint(tries)}}
 	body, err := get(httpIn(c.node, 30*time.Second), fmt.Sprintf("http://%s/dial?%s", net.JoinHostPort(ip, "8080"), q.Encode()))
 	if err != nil {

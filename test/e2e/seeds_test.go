@@ -95,7 +95,7 @@ func runSeeds(t *testing.T, mode string) {
 		return len(n) == 3, fmt.Errorf("ready: %v", n)
 	})
 
-	t.Run("ClusterIP spreads over the three backends", func(t *testing.T) {
+	c.run(t, "ClusterIP spreads over the three backends", func(t *testing.T) {
 		backends := c.readyPodNames("default", "app=backend")
 		eventually(t, 20*time.Second, "all three answer at "+vip, func() (bool, error) {
 			seen, err := c.spread(vip, 80, 30)
@@ -119,7 +119,7 @@ func runSeeds(t *testing.T, mode string) {
 		}
 	})
 
-	t.Run("names from a pod", func(t *testing.T) {
+	c.run(t, "names from a pod", func(t *testing.T) {
 		c.mustCLI("apply", "-f", writeFile(t, "production.yaml", production))
 		eventually(t, 30*time.Second, "prod-0 Ready", func() (bool, error) {
 			return api.IsPodReady(c.pod("production", "prod-0")), nil
@@ -146,7 +146,7 @@ func runSeeds(t *testing.T, mode string) {
 		}
 	})
 
-	t.Run("DNS: headless, StatefulSet pod, ExternalName", func(t *testing.T) {
+	c.run(t, "DNS: headless, StatefulSet pod, ExternalName", func(t *testing.T) {
 		eventually(t, 30*time.Second, "web-0 and web-1 Ready", func() (bool, error) {
 			n := c.readyPodNames("default", "app=web")
 			return slices.Equal(n, []string{"web-0", "web-1"}), fmt.Errorf("%v", n)
@@ -180,7 +180,7 @@ func runSeeds(t *testing.T, mode string) {
 		}
 	})
 
-	t.Run("NodePort from another netns through the node address", func(t *testing.T) {
+	c.run(t, "NodePort from another netns through the node address", func(t *testing.T) {
 		hc := httpIn(c.ext, 5*time.Second)
 		backends := c.readyPodNames("default", "app=backend")
 		seen := map[string]bool{}
@@ -199,7 +199,7 @@ func runSeeds(t *testing.T, mode string) {
 		}
 	})
 
-	t.Run("LoadBalancer address from --lb-cidr, reached from another netns", func(t *testing.T) {
+	c.run(t, "LoadBalancer address from --lb-cidr, reached from another netns", func(t *testing.T) {
 		var lbIP string
 		eventually(t, 10*time.Second, "backend-lb gets an address", func() (bool, error) {
 			var s api.Service
@@ -230,7 +230,7 @@ func runSeeds(t *testing.T, mode string) {
 		})
 	})
 
-	t.Run("a pod failing readiness drops out and comes back", func(t *testing.T) {
+	c.run(t, "a pod failing readiness drops out and comes back", func(t *testing.T) {
 		victim := c.readyPodNames("default", "app=backend")[0]
 		ip := c.podIP("default", victim)
 		hc := httpIn(c.node, 5*time.Second)
@@ -258,7 +258,7 @@ func runSeeds(t *testing.T, mode string) {
 		})
 	})
 
-	t.Run("a deleted pod leaves the rules while it still serves", func(t *testing.T) {
+	c.run(t, "a deleted pod leaves the rules while it still serves", func(t *testing.T) {
 		// The termination delay (2s): the endpoint turns terminating and
 		// leaves the kernel rules while the process still answers; only
 		// then does it get SIGTERM.
@@ -297,7 +297,7 @@ func runSeeds(t *testing.T, mode string) {
 		})
 	})
 
-	t.Run("rolling update under load: zero failed requests", func(t *testing.T) {
+	c.run(t, "rolling update under load: zero failed requests", func(t *testing.T) {
 		res := rollingUpdateUnderLoad(t, c, vip)
 		t.Logf("%s: rolling update in %v: ClusterIP from a pod %d requests (%.0f/s), %d failed; NodePort from another netns %d requests (%.0f/s), %d failed",
 			mode, res.elapsed.Round(time.Millisecond), res.pod, res.podRate(), res.podFailed, res.node, res.nodeRate(), res.nodeFailed)
@@ -310,7 +310,7 @@ func runSeeds(t *testing.T, mode string) {
 		}
 	})
 
-	t.Run("scale 3 -> 5 -> 2", func(t *testing.T) {
+	c.run(t, "scale 3 -> 5 -> 2", func(t *testing.T) {
 		for _, n := range []int{5, 2} {
 			c.mustCLI("scale", "deployment/backend", fmt.Sprintf("--replicas=%d", n))
 			eventually(t, 40*time.Second, fmt.Sprintf("%d ready backends", n), func() (bool, error) {
@@ -330,7 +330,7 @@ func runSeeds(t *testing.T, mode string) {
 		}
 	})
 
-	t.Run("deleting a Service removes its slices, DNS name and rules", func(t *testing.T) {
+	c.run(t, "deleting a Service removes its slices, DNS name and rules", func(t *testing.T) {
 		c.mustCLI("delete", "service", "backend-svc")
 		eventually(t, 10*time.Second, "no EndpointSlice of backend-svc", func() (bool, error) {
 			_, _, n := c.sliceEndpoints("default", "backend-svc")
