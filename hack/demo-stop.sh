@@ -56,7 +56,7 @@ if [ -d "$DIR" ]; then
   done
 fi
 for n in "$NS" "$EXT"; do
-  if ip netns list | grep -qw "^$n"; then echo "deleting netns $n"; ip netns delete "$n"; fi
+  if ip netns list | awk '{print $1}' | grep -qx "$n"; then echo "deleting netns $n"; ip netns delete "$n"; fi
 done
 rm -rf "$DIR"
 echo "demo stopped and cleaned up"

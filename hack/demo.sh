@@ -32,9 +32,12 @@ inns() { ip netns exec "$NS" "$@"; }
 die()  { echo "demo: $*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "run as root (it creates network namespaces): sudo make demo"
-if ip netns list | grep -qw "^$NS"; then
-  die "namespace $NS exists: a demo is running (make demo-stop first)"
-fi
+for n in "$NS" "$EXT"; do
+  if ip netns list | awk '{print $1}' | grep -qx "$n"; then
+    die "namespace $n exists: a demo is running (make demo-stop first)"
+  fi
+done
+trap 'echo "demo: a step failed; make demo-stop removes what was made" >&2' ERR
 
 say "Dependencies and build"
 ./hack/install-deps.sh
