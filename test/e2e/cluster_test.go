@@ -57,7 +57,7 @@ const (
 
 // requireRoot skips unless namespaces, the CNI plugins and the rule tools
 // the proxy modes need are all there.
-func requireRoot(t *testing.T) {
+func requireRoot(t testing.TB) {
 	t.Helper()
 	netnstest.RequireRoot(t)
 	for _, p := range []string{"bridge", "host-local", "portmap", "loopback"} {
@@ -82,7 +82,7 @@ func requireRoot(t *testing.T) {
 // namespace, and an outside namespace joined to the node by a veth.
 type cluster struct {
 	// t is the running (sub)test the helpers fail; see run.
-	t       *testing.T
+	t       testing.TB
 	mode    string
 	s       *server.Server
 	admin   *client.Client
@@ -106,7 +106,7 @@ func (c *cluster) run(t *testing.T, name string, f func(t *testing.T)) {
 	})
 }
 
-func newCluster(t *testing.T, mode string) *cluster {
+func newCluster(t testing.TB, mode string) *cluster {
 	t.Helper()
 	requireRoot(t)
 	c := &cluster{t: t, mode: mode, node: netnstest.NewNode(t), ext: netnstest.New(t, "ext"), dataDir: t.TempDir()}
@@ -173,6 +173,7 @@ func (c *cluster) cleanup() {
 	if c.s == nil {
 		return
 	}
+	defer func() { c.s = nil }()
 	_, _ = c.cli("delete", "deployments,statefulsets,pods", "--all", "-A", "--grace-period=1")
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
@@ -451,7 +452,7 @@ func (c *cluster) aRecords(name string) ([]string, int, error) {
 }
 
 // eventually polls cond every 50 ms until it holds or d passes.
-func eventually(t *testing.T, d time.Duration, what string, cond func() (bool, error)) {
+func eventually(t testing.TB, d time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	var last error
@@ -467,7 +468,7 @@ func eventually(t *testing.T, d time.Duration, what string, cond func() (bool, e
 }
 
 // examplesDir is the repository's examples/.
-func examplesDir(t *testing.T) string {
+func examplesDir(t testing.TB) string {
 	t.Helper()
 	d, err := filepath.Abs("../../examples")
 	if err != nil {
