@@ -157,12 +157,16 @@ func newCluster(t testing.TB, mode string) *cluster {
 	return c
 }
 
-// testLog logs to stderr with SKIFF_TEST_LOG set, else nowhere.
+// testLog logs to stderr with SKIFF_TEST_LOG set (=debug: debug level
+// too), else nowhere.
 func testLog() *slog.Logger {
-	if os.Getenv("SKIFF_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	switch os.Getenv("SKIFF_TEST_LOG") {
+	case "":
+		return slog.New(slog.DiscardHandler)
+	case "debug":
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	return slog.New(slog.DiscardHandler)
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 }
 
 // cleanup deletes every workload through the API (the agent stops the
