@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"maps"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -73,7 +71,7 @@ func applyToFirstResponse(b *testing.B, mode string) map[string]time.Duration {
 		deadline := start.Add(60 * time.Second)
 		for time.Now().Before(deadline) {
 			t0 := time.Now()
-			if _, err := c.spread(benchHost(c), 80, 1); err == nil {
+			if _, err := c.spread("backend-svc", 80, 1); err == nil {
 				lastTry = time.Since(t0)
 				seen("first", true)
 				return
@@ -137,15 +135,4 @@ func check(c *cluster, seen func(step string, ok bool)) {
 	r, _, _ := c.sliceEndpoints("default", "backend-svc")
 	seen("slice1", len(r) >= 1)
 	seen("rules1", c.ruleEndpoints("default", "backend-svc", "http") >= 1)
-}
-
-func benchHost(c *cluster) string {
-	if os.Getenv("BENCH_BY_VIP") == "" {
-		return "backend-svc"
-	}
-	var s api.Service
-	if err := c.admin.Get(context.Background(), resServices, "default", "backend-svc", &s); err != nil {
-		return "backend-svc"
-	}
-	return s.Spec.ClusterIP
 }
