@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -390,19 +391,40 @@ func (c *cluster) rules() string {
 	return string(out)
 }
 
-var nftModRE = regexp.MustCompile(`numgen random mod (\d+)`)
+var (
+	iptEndpointRE = regexp.MustCompile(`-> ([0-9.]+):[0-9]+"`)
+	nftPickRE     = regexp.MustCompile(`numgen random mod (\d+) offset (\d+) map @(\S+)`)
+	nftElementRE  = regexp.MustCompile(`0x([0-9a-f]+) : ([0-9.]+) \. [0-9]+`)
+)
 
 // ruleEndpoints is how many endpoints the kernel rules spread ns/svc's
 // port over (0: no rules for it).
 func (c *cluster) ruleEndpoints(ns, svc, port string) int {
+	return len(c.ruleEndpointIPs(ns, svc, port))
+}
+
+// ruleEndpointIPs are the endpoint addresses the kernel rules send ns/svc's
+// port to, sorted.
+func (c *cluster) ruleEndpointIPs(ns, svc, port string) []string {
 	dump := c.rules()
+	var ips []string
 	if c.mode == "iptables" {
 		// One "-A KUBE-SVC-... --comment "ns/svc:port -> ep"" jump per endpoint.
-		return strings.Count(dump, fmt.Sprintf(`--comment "%s/%s:%s -> `, ns, svc, port))
+		for _, l := range strings.Split(dump, "\n") {
+			if strings.HasPrefix(l, "-A KUBE-SVC-") && strings.Contains(l, fmt.Sprintf(`--comment "%s/%s:%s -> `, ns, svc, port)) {
+				if m := iptEndpointRE.FindStringSubmatch(l); m != nil {
+					ips = append(ips, m[1])
+				}
+			}
+		}
+		slices.Sort(ips)
+		return ips
 	}
-	// The Service port's chain picks one of N with numgen random mod N
-	// (or DNATs straight to its one endpoint).
+	// The Service port's chain picks key offset+(numgen random mod N) in a
+	// shared endpoint map: its endpoints are those N elements.
 	lines := strings.Split(dump, "\n")
+	var mod, off int64
+	var mapName string
 	for i, l := range lines {
 		if !strings.Contains(l, "chain service-") || !strings.Contains(l, fmt.Sprintf("-%s/%s/tcp/%s ", ns, svc, port)) {
 			continue
@@ -411,17 +433,32 @@ func (c *cluster) ruleEndpoints(ns, svc, port string) int {
 			if strings.TrimSpace(b) == "}" {
 				break
 			}
-			if m := nftModRE.FindStringSubmatch(b); m != nil {
-				var n int
-				fmt.Sscan(m[1], &n)
-				return n
-			}
-			if strings.Contains(b, "dnat") {
-				return 1
+			if m := nftPickRE.FindStringSubmatch(b); m != nil {
+				mod, _ = strconv.ParseInt(m[1], 10, 64)
+				off, _ = strconv.ParseInt(m[2], 10, 64)
+				mapName = m[3]
 			}
 		}
 	}
-	return 0
+	if mapName == "" {
+		return nil
+	}
+	i := strings.Index(dump, "map "+mapName+" {")
+	if i < 0 {
+		return nil
+	}
+	block := dump[i:]
+	if j := strings.Index(block, "\n\t}"); j >= 0 {
+		block = block[:j]
+	}
+	for _, m := range nftElementRE.FindAllStringSubmatch(block, -1) {
+		k, _ := strconv.ParseInt(m[1], 16, 64)
+		if k >= off && k < off+mod {
+			ips = append(ips, m[2])
+		}
+	}
+	slices.Sort(ips)
+	return ips
 }
 
 // lookup asks the node DNS (on the bridge gateway, from the node
