@@ -1,6 +1,9 @@
-# Skiff's two commands:
-#   make run    build Skiff and run a server (control plane) on 127.0.0.1:6443
-#   make test   every test (what CI runs through .ci/run)
+# Skiff's commands:
+#   make run        build Skiff and run a server (control plane) on 127.0.0.1:6443
+#   make test       every test (what CI runs through .ci/run)
+#   make demo       the seeds' flow end to end in a network namespace of its own (root)
+#   make demo-stop  stop the demo and remove everything it made
+#   make e2e        the end-to-end suite alone (root; part of make test)
 GO        ?= go
 BIN       ?= bin/skiff
 DATA_DIR  ?= $(CURDIR)/.skiff
@@ -11,13 +14,25 @@ LDFLAGS   := -s -w -X github.com/skiff-dev/skiff/internal/version.GitCommit=$(VE
 # Packages whose code runs goroutines concurrently: tested with -race.
 RACE_PKGS := ./store/... ./apiserver/... ./client/... ./controller/... ./scheduler/... ./server/... ./dns/... ./netagent/... ./web/...
 
-.PHONY: build run test unit race fuzz vet bench deps clean compat ipvs-vm
+.PHONY: build run test unit race fuzz vet bench deps clean compat ipvs-vm demo demo-stop e2e
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/skiff
 
 run: build
 	$(BIN) server --data-dir $(DATA_DIR) --listen 127.0.0.1:6443 --disable-agent
+
+demo:
+	./hack/demo.sh
+
+demo-stop:
+	./hack/demo-stop.sh
+
+# e2e runs the seeds' behaviours against a real server, agent, CNI and
+# kernel rules in test-made namespaces, in iptables and nftables modes (it
+# is also part of `unit`; it skips without root).
+e2e:
+	$(GO) test -count=1 -v -timeout 10m ./test/e2e/
 
 # deps installs what the tests need on a fresh Debian machine (root).
 deps:

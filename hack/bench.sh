@@ -16,3 +16,10 @@ else
   echo "bench: chromium missing, dashboard benchmark skipped"
 fi
 run go test -count=1 -run '^TestIdleRSSAndBinarySize$' -v ./server/ | grep -E 'binary size|idle RSS|^(ok|FAIL|---)'
+# End to end (root): apply -> first response, a deleted pod out of the
+# rules, failed requests and rate during a rolling update, in both modes.
+if [ "$(id -u)" -eq 0 ]; then
+  run go test -count=1 -run '^TestSeeds$' -v ./test/e2e/ | grep -E 'first response|still serving|rolling update in|^(ok|FAIL|--- FAIL)'
+else
+  echo "bench: end-to-end figures skipped (need root)"
+fi

@@ -7,7 +7,7 @@ set -euo pipefail
 # with apt-get download, to test the ipvs proxy mode on a kernel with ip_vs.
 # containerd + runc: the containerd runtime's tests start their own daemon.
 pkgs=(ca-certificates git make containernetworking-plugins iproute2 iptables nftables conntrack
-  qemu-system-x86 busybox-static cpio kmod containerd runc)
+  qemu-system-x86 busybox-static cpio kmod containerd runc curl bind9-dnsutils)
 missing=()
 # chromium: the dashboard's browser tests (web/); the font: their Chinese screenshots.
 pkgs+=(chromium fonts-wqy-microhei)

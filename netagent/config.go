@@ -83,6 +83,14 @@ type Config struct {
 	// NodeAPIURL is the URL published on the Node for the server; default
 	// https://<listen host, or the first NodeIP>:<port>.
 	NodeAPIURL string
+	// TerminationDelay is how long a Ready pod being deleted keeps running
+	// untouched before its containers get SIGTERM (default 2s, capped at
+	// half the pod's grace period; negative: none). Meanwhile the
+	// EndpointSlice marks it terminating and every proxy drops it from the
+	// Service's rules, so no new connection is sent to a process that has
+	// stopped accepting: the zero-downtime half of a rolling update that
+	// the kubelet leaves to a preStop sleep.
+	TerminationDelay time.Duration
 	// Logger receives the agent's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -103,6 +111,10 @@ const (
 	// DefaultGracePeriod is a pod's termination grace period when its spec
 	// has none.
 	DefaultGracePeriod = 30 * time.Second
+	// DefaultTerminationDelay is Config.TerminationDelay's default: well
+	// above a proxy's sync latency (its MinSyncPeriod is 100 ms) plus the
+	// watch hops from the pod's deletion to every node's rules.
+	DefaultTerminationDelay = 2 * time.Second
 )
 
 func (c *Config) defaults() error {
@@ -156,6 +168,9 @@ func (c *Config) defaults() error {
 	setDur(&c.ResyncPeriod, DefaultResyncPeriod)
 	setDur(&c.BackoffBase, DefaultBackoffBase)
 	setDur(&c.BackoffMax, DefaultBackoffMax)
+	if c.TerminationDelay == 0 {
+		c.TerminationDelay = DefaultTerminationDelay
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -87,9 +87,13 @@
 //
 //   - A pod with a deletionTimestamp is terminated once: liveness and
 //     startup probes stop (readiness goes on, so the endpoint turns
-//     serving+terminating rather than unready), every container gets
-//     SIGTERM and deletionGracePeriodSeconds (counted from when the agent
-//     sees the deletion), then SIGKILL; only then is the network torn
+//     serving+terminating rather than unready); a pod that is Ready keeps
+//     running untouched for Config.TerminationDelay (default 2s, at most
+//     half its grace; --pod-termination-delay), so that every proxy drops
+//     its endpoint before it stops accepting; then every container gets
+//     SIGTERM and the rest of deletionGracePeriodSeconds (counted from
+//     when the agent sees the deletion), then SIGKILL; only then is the
+//     network torn
 //     down; the final status is written; and the pod is deleted with
 //     gracePeriodSeconds=0 and a UID precondition.
 //   - A pod removed from the API without the agent (a force deletion) is

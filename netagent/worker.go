@@ -710,8 +710,21 @@ func (w *podWorker) gracePeriod(pod *api.Pod) time.Duration {
 	return DefaultGracePeriod
 }
 
-// terminate ends the pod: containers get SIGTERM and the grace period
-// (deletionGracePeriodSeconds, counted from now), then SIGKILL; readiness
+// terminationDelay is how long a deleted pod keeps running before SIGTERM
+// (Config.TerminationDelay, at most half the grace period): only a pod
+// that is Ready, so one that some proxy may still send connections to.
+func (w *podWorker) terminationDelay(pod *api.Pod, grace time.Duration, gone bool) time.Duration {
+	d := w.m.cfg.TerminationDelay
+	if gone || d <= 0 || !api.IsPodReady(pod) {
+		return 0
+	}
+	return min(d, grace/2)
+}
+
+// terminate ends the pod: a Ready pod first keeps running for the
+// termination delay (see terminationDelay), then containers get SIGTERM
+// and the rest of the grace period (deletionGracePeriodSeconds, counted
+// from the deletion), then SIGKILL; readiness
 // keeps being probed meanwhile (the endpoint turns serving/terminating,
 // not unready). Then the network goes, the final status is written and
 // the pod is deleted with gracePeriodSeconds=0 and a UID precondition.
@@ -740,6 +753,13 @@ func (w *podWorker) terminate(ctx context.Context, pod *api.Pod, gone bool) {
 	}
 	if !gone {
 		w.report(pod)
+	}
+	if d := w.terminationDelay(pod, grace, gone); d > 0 {
+		w.log.Info("delaying SIGTERM until the proxies dropped the endpoint", "delay", d)
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+		}
 	}
 	var wg sync.WaitGroup
 	for _, c := range w.ctrs {

@@ -237,6 +237,7 @@ func TestPodLifecycle(t *testing.T) {
 		}
 		writesBefore := len(h.api.writes())
 		from := len(h.log.all())
+		deletedAt := time.Since(h.log.start).Round(100 * time.Millisecond)
 		h.api.markDeleted("web", 7)
 		h.waitFor("pod gone from the API", 15*time.Second, func() bool { return h.api.pod("web") == nil })
 		h.waitFor("worker gone", time.Second, func() bool { return h.m.workerCount() == 0 })
@@ -253,9 +254,15 @@ func TestPodLifecycle(t *testing.T) {
 			// The SIGKILL lands 7s after SIGTERM: compare the timestamps.
 			t.Logf("term %q kill %q", h.log.all()[term], h.log.all()[kill])
 		}
+		// The Ready pod keeps running for the termination delay (2s, so
+		// that proxies drop it first), then SIGTERM; SIGKILL comes at the
+		// end of the 7s grace counted from the deletion.
 		tTerm, tKill := stamp(t, h.log.all()[term]), stamp(t, h.log.all()[kill])
-		if d := tKill - tTerm; d < 7*time.Second || d > 7500*time.Millisecond {
-			t.Fatalf("SIGKILL %v after SIGTERM, want the 7s grace", d)
+		if d := tTerm - deletedAt; d < DefaultTerminationDelay || d > DefaultTerminationDelay+500*time.Millisecond {
+			t.Fatalf("SIGTERM %v after the deletion, want the %v termination delay", d, DefaultTerminationDelay)
+		}
+		if d := tKill - deletedAt; d < 7*time.Second || d > 7500*time.Millisecond {
+			t.Fatalf("SIGKILL %v after the deletion, want the 7s grace", d)
 		}
 		for _, st := range h.api.writes()[writesBefore:] {
 			p := &api.Pod{Status: st}
@@ -525,4 +532,50 @@ func TestEnvAndForceDeletion(t *testing.T) {
 			t.Fatalf("force-deleted pod killed after %v, want the minimum grace %v", d, minForceGrace)
 		}
 	})
+}
+
+// TestTerminationDelayOnlyForReadyPods: a pod that is not Ready has no
+// endpoint any proxy sends to, so it gets SIGTERM at once; a negative
+// TerminationDelay turns the delay off for Ready pods too.
+func TestTerminationDelayOnlyForReadyPods(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ready bool
+		delay time.Duration
+	}{
+		{"not ready", false, 0},
+		{"ready, delay off", true, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t, func(h *harness) {
+					if tc.delay != 0 {
+						h.cfg.TerminationDelay = tc.delay
+					}
+				})
+				defer h.stop()
+				grace := int64(10)
+				pod := testPod("web", api.Container{Name: "app", Image: "netexec", Command: []string{"netexec"},
+					ReadinessProbe: execProbe("ready", 1, 1)})
+				pod.Spec.TerminationGracePeriodSeconds = &grace
+				h.api.put(pod)
+				h.waitFor("pod Ready", 5*time.Second, func() bool { p := h.api.pod("web"); return p != nil && readyOf(p) })
+				if !tc.ready {
+					h.rt.setHealth("web", "app", "ready", false)
+					h.waitFor("pod not Ready", 5*time.Second, func() bool { return !readyOf(h.api.pod("web")) })
+				}
+				from := len(h.log.all())
+				deletedAt := time.Since(h.log.start).Round(100 * time.Millisecond)
+				h.api.markDeleted("web", 10)
+				h.waitFor("pod gone from the API", 15*time.Second, func() bool { return h.api.pod("web") == nil })
+				term := h.log.find("sigterm web/app", from)
+				if term < 0 {
+					t.Fatalf("no SIGTERM:\n%s", strings.Join(h.log.all()[from:], "\n"))
+				}
+				if d := stamp(t, h.log.all()[term]) - deletedAt; d > 300*time.Millisecond {
+					t.Fatalf("SIGTERM %v after the deletion, want at once", d)
+				}
+			})
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -59,6 +60,8 @@ func (s *Server) startAgent(ctx context.Context) error {
 		ClusterDomain: s.cfg.ClusterDomain,
 		DNSUpstreams:  s.cfg.DNSUpstream,
 		Logger:        log,
+		// 0 asks netagent for its default; --pod-termination-delay 0 means none.
+		TerminationDelay: cmp.Or(s.cfg.PodTerminationDelay, -1),
 	}
 	deps := netagent.Deps{Runtime: rt, Proxy: s.proxyFunc()}
 	if p := s.cfg.AgentNetNS; p != "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/skiff-dev/skiff/controller/namespace"
 	"github.com/skiff-dev/skiff/controller/nodeipam"
 	"github.com/skiff-dev/skiff/controller/nodelifecycle"
+	"github.com/skiff-dev/skiff/controller/servicelb"
 	"github.com/skiff-dev/skiff/controller/statefulset"
 	"github.com/skiff-dev/skiff/scheduler"
 )
@@ -127,6 +128,17 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 			s.log.Error("nodeipam: not started", "err", err)
 		} else {
 			add("nodeipam", func(ctx context.Context) error { return ipam.Run(ctx, 2) })
+		}
+	}
+	if s.parsed.LBCIDR.IsValid() && enabled("servicelb") {
+		// servicelb gives LoadBalancer Services an address from --lb-cidr
+		// (validated by config.Parse).
+		if lb, err := servicelb.New(c, informer("services", "services", ""), servicelb.Options{
+			Pool: s.parsed.LBCIDR, Recorder: recorder("service-lb-controller"),
+		}, s.log.With("component", "servicelb")); err != nil {
+			s.log.Error("servicelb: not started", "err", err)
+		} else {
+			add("servicelb", lb.Run)
 		}
 	}
 	if s.dns != nil && enabled("dns") { // server/dns.go; nil without --dns-listen

@@ -6,11 +6,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -20,6 +22,7 @@ import (
 	"github.com/skiff-dev/skiff/internal/cli"
 	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/internal/imagecmd"
+	"github.com/skiff-dev/skiff/internal/nsforward"
 	"github.com/skiff-dev/skiff/kubectl"
 	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/netagent/netns"
@@ -51,7 +54,18 @@ func runners() cli.Runners {
 		NetExec:     runNetExec,
 		RuntimeInit: process.Init,
 		Image:       imagecmd.Runners(),
+		Forward:     runForward,
 	}
+}
+
+// runForward is the hidden `skiff netns-forward` the demo uses to reach
+// the server inside its namespace from the host's loopback.
+func runForward(ctx context.Context, o cli.ForwardOptions) error {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	return nsforward.Run(ctx, nsforward.Config{
+		Listen: o.Listen, Target: o.Target, Logger: log,
+		Enter: func(fn func() error) error { return netns.Do(o.NetNS, fn) },
+	}, func(a net.Addr) { log.Info("forwarding", "listen", a.String(), "netns", o.NetNS, "target", o.Target) })
 }
 
 func runNetExec(ctx context.Context, o cli.NetExecOptions) error {
@@ -110,5 +124,7 @@ func runAgent(ctx context.Context, c config.Agent) error {
 		Server: c.Server, CAPEM: ca, Token: token, NodeName: c.NodeName, NodeIPs: p.NodeIPs,
 		DataDir: c.DataDir, Runtime: rtName, ProxyMode: c.ProxyMode, IPVSScheduler: c.IPVSScheduler, ClusterCIDR: p.ClusterCIDR, ClusterDomain: c.ClusterDomain,
 		DNSUpstreams: c.DNSUpstream, NodeAPIListen: c.NodeAPIListen, NodeAPIURL: c.NodeAPIURL, Logger: log,
+		// 0 asks netagent for its default; --pod-termination-delay 0 means none.
+		TerminationDelay: cmp.Or(c.TerminationDelay, -1),
 	}, deps)
 }

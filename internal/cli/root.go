@@ -34,6 +34,9 @@ type Runners struct {
 	RuntimeInit func(args []string) error
 	// Image runs the `skiff image` verbs (the containerd runtime's images).
 	Image ImageRunners
+	// Forward runs the hidden `skiff netns-forward` (package
+	// internal/nsforward).
+	Forward func(ctx context.Context, opts ForwardOptions) error
 }
 
 // NetExecOptions are the flags of `skiff netexec`.
@@ -71,7 +74,7 @@ and -n/--namespace before or after the verb, as kubectl does:
 	if env.Out != nil {
 		root.SetOut(env.Out)
 	}
-	root.AddCommand(newServerCommand(r.Server), newAgentCommand(r.Agent), newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit), newImageCommand(r.Image))
+	root.AddCommand(newServerCommand(r.Server), newAgentCommand(r.Agent), newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit), newImageCommand(r.Image), newForwardCommand(r.Forward))
 	root.AddCommand(kubectl.Commands(env)...)
 	return root
 }
@@ -152,6 +155,8 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.StringVar(&cfg.ContainerdSocket, "containerd-socket", cfg.ContainerdSocket, containerdSocketUsage)
 	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
 	f.StringVar(&cfg.IPVSScheduler, "ipvs-scheduler", cfg.IPVSScheduler, "IPVS scheduler with --proxy-mode ipvs: rr, wrr, lc, wlc, sh, dh, sed, nq, mh, ...")
+	f.DurationVar(&cfg.PodTerminationDelay, "pod-termination-delay", cfg.PodTerminationDelay, "how long a Ready pod being deleted keeps running before SIGTERM, so that proxies drop it first (0: none)")
+	f.StringVar(&cfg.LBCIDR, "lb-cidr", cfg.LBCIDR, "pool LoadBalancer Services get their address from; empty: they stay pending")
 	f.StringSliceVar(&cfg.DisabledControllers, "disable-controller", nil, "built-in controller not to run (repeatable): gc, namespace, ...")
 	f.IntVar(&cfg.MaxEndpointsPerSlice, "max-endpoints-per-slice", cfg.MaxEndpointsPerSlice, "most endpoints in one EndpointSlice (1-1000)")
 	f.DurationVar(&cfg.NodeMonitorGracePeriod, "node-monitor-grace-period", cfg.NodeMonitorGracePeriod, "a node silent this long becomes NotReady")
@@ -201,6 +206,7 @@ adopts them.`,
 	f.StringVar(&cfg.ClusterDomain, "cluster-domain", cfg.ClusterDomain, "DNS domain of the cluster")
 	f.StringVar(&cfg.ClusterCIDR, "cluster-cidr", cfg.ClusterCIDR, "the cluster's pod range (the server's --cluster-cidr): the proxy masquerades traffic from outside it")
 	f.StringSliceVar(&cfg.DNSUpstream, "dns-upstream", nil, "upstream resolvers of the node DNS for non-cluster names (default: /etc/resolv.conf)")
+	f.DurationVar(&cfg.TerminationDelay, "pod-termination-delay", cfg.TerminationDelay, "how long a Ready pod being deleted keeps running before SIGTERM, so that proxies drop it first (0: none)")
 	f.StringVar(&cfg.NetNS, "netns", cfg.NetNS, "network namespace (path) for the pod network, node DNS and probes; default: the agent's own")
 	f.StringVar(&cfg.NodeAPIListen, "node-api-listen", cfg.NodeAPIListen, "address of the node API the server reads logs and traces from (HTTPS, client certificate of the server CA only; needs --server-ca); empty turns it off")
 	f.StringVar(&cfg.NodeAPIURL, "node-api-url", cfg.NodeAPIURL, "URL of the node API published on the Node (default: https://<first --node-ip>:<port>)")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"time"
 )
 
 // Agent is everything `skiff agent` is told on its command line.
@@ -34,6 +35,10 @@ type Agent struct {
 	// ContainerdSocket (--containerd-socket) is the containerd to use;
 	// "" is /run/containerd/containerd.sock.
 	ContainerdSocket string
+	// TerminationDelay (--pod-termination-delay) is how long a Ready pod
+	// being deleted keeps running before SIGTERM, so that every proxy
+	// drops its endpoint first; 0: none.
+	TerminationDelay time.Duration
 }
 
 // AgentDefaults returns the documented defaults.
@@ -46,6 +51,8 @@ func AgentDefaults() Agent {
 		ClusterDomain: "cluster.local",
 		ClusterCIDR:   "10.244.0.0/16",
 		NodeAPIListen: ":10250",
+		// netagent.DefaultTerminationDelay (not imported: config stays light).
+		TerminationDelay: 2 * time.Second,
 	}
 }
 
@@ -101,6 +108,9 @@ func (c Agent) Parse() (ParsedAgent, error) {
 	case "", "rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh", "sed", "nq", "fo", "ovf", "mh", "twos":
 	default:
 		return p, fmt.Errorf("--ipvs-scheduler %q: want an IPVS scheduler (rr, wrr, lc, wlc, lblc, lblcr, dh, sh, sed, nq, fo, ovf, mh, twos)", c.IPVSScheduler)
+	}
+	if c.TerminationDelay < 0 {
+		return p, fmt.Errorf("--pod-termination-delay %v: must not be negative", c.TerminationDelay)
 	}
 	return p, nil
 }

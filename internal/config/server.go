@@ -59,6 +59,12 @@ type Server struct {
 	AgentNetNS string
 	// AgentNodeName is the built-in agent's node name ("" = hostname).
 	AgentNodeName string
+	// PodTerminationDelay is the built-in agent's --pod-termination-delay
+	// (see Agent.TerminationDelay).
+	PodTerminationDelay time.Duration
+	// LBCIDR is the pool LoadBalancer Services get their address from
+	// (--lb-cidr, controller/servicelb); "" leaves them pending.
+	LBCIDR string
 }
 
 // Defaults returns the documented defaults (DESIGN.md).
@@ -80,6 +86,7 @@ func ServerDefaults() Server {
 		NodeMonitorGracePeriod: 40 * time.Second,
 		PodEvictionTimeout:     5 * time.Minute,
 		ShutdownTimeout:        10 * time.Second,
+		PodTerminationDelay:    2 * time.Second,
 	}
 }
 
@@ -92,6 +99,7 @@ type Parsed struct {
 	NodeIPs     []netip.Addr
 	ListenHost  string
 	ListenPort  string
+	LBCIDR      netip.Prefix // invalid when --lb-cidr is unset
 }
 
 // Parse validates the configuration and returns its parsed forms.
@@ -146,6 +154,21 @@ func (c Server) Parse() (Parsed, error) {
 	}
 	if c.DataDir == "" {
 		return p, fmt.Errorf("--data-dir must not be empty")
+	}
+	if c.PodTerminationDelay < 0 {
+		return p, fmt.Errorf("--pod-termination-delay %v: must not be negative", c.PodTerminationDelay)
+	}
+	if c.LBCIDR != "" {
+		if p.LBCIDR, err = netip.ParsePrefix(c.LBCIDR); err != nil {
+			return p, fmt.Errorf("--lb-cidr: %w", err)
+		}
+		p.LBCIDR = p.LBCIDR.Masked()
+		if !p.LBCIDR.Addr().Is4() || p.LBCIDR.Bits() > 30 {
+			return p, fmt.Errorf("--lb-cidr %s: want an IPv4 range of /30 or larger", c.LBCIDR)
+		}
+		if p.LBCIDR.Overlaps(p.ServiceCIDR) || p.LBCIDR.Overlaps(p.ClusterCIDR) {
+			return p, fmt.Errorf("--lb-cidr %s overlaps --service-cidr or --cluster-cidr", c.LBCIDR)
+		}
 	}
 	if m := c.NodeCIDRMaskSize; m != 0 {
 		if m < p.ClusterCIDR.Bits() || m > p.ClusterCIDR.Addr().BitLen() || m-p.ClusterCIDR.Bits() > 20 {

@@ -418,10 +418,11 @@ func (b *Backend) filterBlock(rules map[proxy.ServicePortName][]rule, st *proxy.
 
 // partialSync rewrites only the changed ports' chains. The shared chains
 // are edited, not rewritten: new rules are inserted (-I KUBE-SERVICES puts
-// them before the NodePort tail rule), and a rule whose port went away is
-// left in place with its target chain flushed, so it matches nothing; the
-// next full sync removes both. Only a rule that would still lead somewhere
-// wrong (its chain is still in use) is deleted with -D. Removed endpoint
+// them before the NodePort tail rule), and a rule of a port that lost its
+// endpoints is left in place with its target chain flushed, so it matches
+// nothing; the next full sync removes both. The rules of a deleted Service
+// port, and a rule that would still lead somewhere wrong (its chain is
+// still in use), are deleted with -D. Removed endpoint
 // chains are deleted at once.
 func (b *Backend) partialSync(ctx context.Context, st *proxy.State, changed []proxy.ServicePortName) error {
 	nat := &block{table: "nat"}
@@ -458,6 +459,19 @@ func (b *Backend) partialSync(ctx context.Context, st *proxy.State, changed []pr
 		for c := range newChains {
 			for _, r := range view.targeting(c) {
 				if k := sharedKey(r); !newShared[k] {
+					nat.add("-D", r)
+					view.remove(k)
+				}
+			}
+		}
+		// A removed Service port loses its dispatch rules at once (a
+		// deletion adds no jump, so it costs no table validation), and
+		// its chains with them: nothing of a deleted Service stays in
+		// the kernel. (A port that only lost its endpoints keeps its
+		// dispatch rule, to an empty chain, for when they come back.)
+		if _, ok := st.Services[n]; !ok {
+			for _, r := range old.shared {
+				if k := sharedKey(r); !newShared[k] && view.has(k) {
 					nat.add("-D", r)
 					view.remove(k)
 				}

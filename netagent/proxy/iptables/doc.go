@@ -43,9 +43,10 @@
 //     chains that went away, and edits the shared chains (KUBE-SERVICES,
 //     KUBE-NODEPORTS) instead of rewriting them: a missing rule is
 //     inserted (-I, before the NodePort tail rule); a rule of a port that
-//     went away stays, its target chain flushed so it matches nothing,
-//     until the next full sync deletes both; a rule that would still lead
-//     to a chain in use (a port number changed) is deleted with -D.
+//     lost its endpoints stays, its target chain flushed so it matches
+//     nothing, until the next full sync deletes both; the rules of a
+//     deleted Service port, and a rule that would still lead to a chain in
+//     use (a port number changed), are deleted with -D (then the chains).
 //   - Any failed restore makes the next sync full. A restart needs no
 //     flush: the first full sync replaces every chain in place.
 //   - Only IPv4 is programmed (ip6tables is not done).

@@ -101,20 +101,24 @@ func TestPartialSync(t *testing.T) {
 		}
 	})
 
-	t.Run("removed Service: rejected; the next full sync deletes its leftovers", func(t *testing.T) {
+	t.Run("removed Service: rejected, and its rules and chains gone at once", func(t *testing.T) {
 		delete(st.Services, api.Name)
 		delete(st.Endpoints, api.Name)
 		doSync(t, b, st, []proxy.ServicePortName{api.Name})
 		if got := trace(t, fake, env, toWeb("10.96.0.11")); !sameSpread(got, map[string]float64{"REJECT": 1}) {
 			t.Errorf("removed service:\n%s", formatSpread(got))
 		}
-		doSync(t, b, st, nil)
-		nat := fake.Save("nat")
-		for _, gone := range []string{"10.96.0.11", iptables.ChainsOf(api.Name).SVC, iptables.EndpointChain(api.Name, "10.244.0.5:8080")} {
-			if strings.Contains(nat, gone) {
-				t.Errorf("%s still in nat after a full sync", gone)
+		check := func(when string) {
+			nat := fake.Save("nat")
+			for _, gone := range []string{"10.96.0.11", iptables.ChainsOf(api.Name).SVC, iptables.EndpointChain(api.Name, "10.244.0.5:8080")} {
+				if strings.Contains(nat, gone) {
+					t.Errorf("%s still in nat %s:\n%s", gone, when, nat)
+				}
 			}
 		}
+		check("after the partial sync")
+		doSync(t, b, st, nil)
+		check("after a full sync")
 	})
 
 	t.Run("NodePort removed and added back on another port", func(t *testing.T) {

@@ -13,7 +13,8 @@
 // namespace and a UTS namespace, makes / rslave, remounts /sys, bind-mounts
 // the pod's resolv.conf and hosts over /etc/resolv.conf and /etc/hosts,
 // sets the pod name as host name, chdirs and execve(2)s the command found
-// in the pod env's PATH. Its errors come back on a close-on-exec pipe
+// in the pod env's PATH (the command `skiff` is the helper binary itself,
+// SelfCommand). Its errors come back on a close-on-exec pipe
 // (fd 3): EOF means the exec happened, a message is Start's error.
 //
 // Exec uses the same helper with --join-pid: it enters the net, uts and

@@ -24,6 +24,25 @@ const InitCommand = "runtime-init"
 // close-on-exec, so a successful execve closes it and the parent reads EOF.
 const syncFD = 3
 
+// SelfCommand is the command name that runs the helper binary itself
+// (skiff): a pod whose command is `skiff netexec ...` runs the very binary
+// the agent runs, found through /proc/self/exe rather than PATH, so the
+// examples work without installing skiff anywhere (and a test binary that
+// serves as the helper serves as `skiff` too).
+const SelfCommand = "skiff"
+
+// lookPath finds a command as execve needs it: SelfCommand is this binary.
+func lookPath(name string) (string, error) {
+	if name == SelfCommand {
+		self, err := os.Executable()
+		if err != nil {
+			return "", fmt.Errorf("resolve %s to this binary: %w", name, err)
+		}
+		return self, nil
+	}
+	return exec.LookPath(name)
+}
+
 // initOptions are the helper's flags.
 type initOptions struct {
 	netns      string // join this network namespace (a file, e.g. /run/netns/x)
@@ -127,7 +146,7 @@ func setupAndExec(o initOptions, argv []string) error {
 	if err := unix.Chdir(dir); err != nil {
 		return fmt.Errorf("chdir %s: %w", dir, err)
 	}
-	path, err := exec.LookPath(argv[0])
+	path, err := lookPath(argv[0])
 	if err != nil {
 		return err
 	}

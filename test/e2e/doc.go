@@ -1,0 +1,20 @@
+// Package e2e is Skiff's end-to-end suite: the behaviours the seeds
+// describe, run against the real thing. Each mode (iptables, nftables)
+// gets a `skiff server` (server.Start, real HTTPS on 127.0.0.1, bbolt in a
+// temp dir) whose built-in agent runs in a node network namespace the test
+// made: real CNI plugins, the process runtime (the test binary serves as
+// `skiff`: runtime-init and netexec), real probes, the node DNS, and the
+// real service proxy programming the namespace's kernel. A second
+// namespace joined to the node by a veth is a machine outside the node.
+// Workloads are the repository's examples/, applied with the in-process
+// `skiff apply -f`.
+//
+// # Invariants
+//
+//   - Root only: without root (or the CNI plugins, iptables, nft) every
+//     test skips saying what is missing.
+//   - Traffic goes only to loopback and to the namespaces the test made;
+//     rules are written only inside them. Every pod process, pod network
+//     and namespace is removed at the end, by PID and by path.
+//   - Nothing asserts wall-clock times; figures are logged (go test -v).
+package e2e
