@@ -609,9 +609,10 @@ func TestRollingUpdateAndRollback(t *testing.T) {
 		_, pending := d.Annotations[deployment.AnnotationRollbackTo]
 		return !pending, fmt.Sprintf("annotations %v", d.Annotations)
 	})
-	if !e.rec.has("Warning DeploymentRollbackRevisionNotFound") {
-		t.Errorf("no warning for a missing revision; events:\n%s", e.rec)
-	}
+	// The event is recorded after the update that clears the annotation.
+	e.waitFor("a warning for a missing revision", 10*time.Second, func() (bool, string) {
+		return e.rec.has("Warning DeploymentRollbackRevisionNotFound"), fmt.Sprintf("events:\n%s", e.rec)
+	})
 	if d := e.get("web"); deployment.TemplateHash(&d.Spec.Template) != hash1 {
 		t.Error("a failed rollback changed the template")
 	}
