@@ -428,6 +428,7 @@ spec:
   },
   update(el) {
     const sel = el.querySelector('#svc-ns');
+    if (!sel) return; // not mounted (yet, or any more)
     fillNamespaces(sel, sel.value || 'default', false);
   },
 };
