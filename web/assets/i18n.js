@@ -41,6 +41,8 @@ const en = {
   'create.selector': 'Selector (app=web,tier=front)', 'create.ports': 'Ports (80:8080/TCP, 53/UDP)',
   'create.submit': 'Create Service', 'create.done': 'Service {name} created.',
   'create.manifest': 'Manifest', 'create.applyBtn': 'Apply', 'create.applied': '{kind} {name}: {action}',
+  'apply.created': 'created', 'apply.configured': 'configured', 'apply.unchanged': 'unchanged', 'apply.error': 'error',
+  'create.applyHint': 'As kubectl apply: objects are created, or patched by a three-way merge with the configuration last applied (a field removed here is removed from the object).',
   'create.badPorts': 'Ports must look like 80 or 80:8080/TCP.', 'create.badSelector': 'A selector is key=value pairs separated by commas.',
   'error': 'Error: {msg}', 'forbidden': 'Refused: {msg}',
 };
@@ -85,6 +87,8 @@ const zh = {
   'create.selector': '选择算符（app=web,tier=front）', 'create.ports': '端口（80:8080/TCP, 53/UDP）',
   'create.submit': '创建服务', 'create.done': '服务 {name} 已创建。',
   'create.manifest': '清单', 'create.applyBtn': '应用', 'create.applied': '{kind} {name}：{action}',
+  'apply.created': '已创建', 'apply.configured': '已更新', 'apply.unchanged': '未改变', 'apply.error': '出错',
+  'create.applyHint': '与 kubectl apply 相同：对象不存在则创建，存在则与上次应用的配置做三方合并（此处删去的字段会从对象中删除）。',
   'create.badPorts': '端口格式应为 80 或 80:8080/TCP。', 'create.badSelector': '选择算符是以逗号分隔的 key=value。',
   'error': '错误：{msg}', 'forbidden': '被拒绝：{msg}',
 };

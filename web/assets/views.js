@@ -373,8 +373,9 @@ const create = {
       </form>
       <h2 id="apply-h">${esc(t('create.apply'))}</h2>
       <form id="apply-form" aria-labelledby="apply-h">
+        <p class="hint" id="manifest-hint">${esc(t('create.applyHint'))}</p>
         <label for="manifest">${esc(t('create.manifest'))}</label>
-        <textarea id="manifest" rows="14" required spellcheck="false">apiVersion: apps/v1
+        <textarea id="manifest" rows="14" required spellcheck="false" aria-describedby="manifest-hint">apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: hello
@@ -423,7 +424,7 @@ spec:
       const out = el.querySelector('#apply-out');
       const r = await request('POST', '/ui/apply', el.querySelector('#manifest').value, 'application/yaml');
       if (!r.ok) { out.innerHTML = `<li class="error">${esc(t('error', { msg: errMsg(r) }))}</li>`; return; }
-      out.innerHTML = r.data.results.map((x) => `<li class="${x.action === 'error' ? 'error' : 'okmsg'}">${esc(t('create.applied', { kind: x.kind, name: (x.namespace ? x.namespace + '/' : '') + x.name, action: x.action }))}${x.message ? ': ' + esc(x.message) : ''}</li>`).join('');
+      out.innerHTML = r.data.results.map((x) => `<li class="${x.action === 'error' ? 'error' : 'okmsg'}">${esc(t('create.applied', { kind: x.kind, name: (x.namespace ? x.namespace + '/' : '') + x.name, action: t('apply.' + x.action) }))}${x.message ? ': ' + esc(x.message) : ''}</li>`).join('');
     });
   },
   update(el) {
