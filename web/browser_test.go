@@ -510,3 +510,70 @@ func TestBrowserPacketPath(t *testing.T) {
 		}
 	}
 }
+
+// contrastJS lists the visible text of the page whose contrast with its
+// background is below WCAG 2's AA minimum: 4.5:1, or 3:1 for large text
+// (24 px, or 18.66 px bold). The background is the composited background
+// of the element's ancestors; SVG text's is the fill of the box it sits
+// in. Disabled controls are exempt, as WCAG says.
+const contrastJS = `(() => {
+	const parse = (c) => {
+		const m = /rgba?\(([^)]+)\)/.exec(c || '');
+		if (!m) return null;
+		const p = m[1].split(/[\s,\/]+/).filter(Boolean).map(Number);
+		return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1};
+	};
+	const over = (f, b) => ({r: f.r * f.a + b.r * (1 - f.a), g: f.g * f.a + b.g * (1 - f.a), b: f.b * f.a + b.b * (1 - f.a), a: 1});
+	const lum = (c) => {
+		const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+		return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b);
+	};
+	const ratio = (a, b) => { const x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+	const background = (el) => {
+		const layers = [];
+		for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
+			const c = parse(getComputedStyle(e).backgroundColor);
+			if (c && c.a > 0) { layers.push(c); if (c.a >= 1) break; }
+		}
+		let bg = {r: 255, g: 255, b: 255, a: 1};
+		for (const l of layers.reverse()) bg = over(l, bg);
+		return bg;
+	};
+	const bad = [];
+	const seen = new Set();
+	const check = (el, fg, bg) => {
+		const cs = getComputedStyle(el);
+		const size = parseFloat(cs.fontSize), bold = parseInt(cs.fontWeight, 10) >= 700;
+		const min = size >= 24 || (size >= 18.66 && bold) ? 3 : 4.5;
+		const r = ratio(over(fg, bg), bg);
+		if (r < min) {
+			const what = el.tagName.toLowerCase() + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().replace(/\s+/g, '.') : '') + ' "' + (el.textContent || el.value || '').trim().slice(0, 30) + '" ' + r.toFixed(2) + ':1 < ' + min;
+			if (!seen.has(what)) { seen.add(what); bad.push(what); }
+		}
+	};
+	const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+	for (const el of document.querySelectorAll('body *')) {
+		if (!visible(el) || el.closest('[hidden]') || el.disabled || el.tagName === 'OPTION' || el.tagName === 'SCRIPT' || el.tagName === 'STYLE') continue;
+		const svgText = el instanceof SVGTextElement;
+		const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+		const control = ['INPUT', 'SELECT', 'TEXTAREA'].includes(el.tagName) && (el.value || '').trim();
+		if (!own && !control) continue;
+		if (svgText) {
+			const box = el.parentElement && el.parentElement.querySelector(':scope > rect');
+			const fill = box ? parse(getComputedStyle(box).fill) : null;
+			check(el, parse(getComputedStyle(el).fill), fill && fill.a > 0 ? over(fill, background(el.closest('svg'))) : background(el.closest('svg')));
+		} else if (!(el instanceof SVGElement)) {
+			check(el, parse(getComputedStyle(el).color), background(el));
+		}
+	}
+	return bad;
+})()`
+
+// checkContrast fails the test for text below WCAG AA contrast (see
+// contrastJS).
+func checkContrast(t testing.TB, ctx context.Context, page string) {
+	t.Helper()
+	if bad := eval[[]string](t, ctx, contrastJS); len(bad) > 0 {
+		t.Errorf("%s: text below WCAG AA contrast: %q", page, bad)
+	}
+}
