@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	cdplog "github.com/chromedp/cdproto/log"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/web"
@@ -211,6 +213,7 @@ func TestBrowser(t *testing.T) {
 
 	if !t.Run("wrong token refused", func(t *testing.T) {
 		step(t, ctx, "open", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("token")))
+		checkContrast(t, ctx, "login")
 		shot(t, ctx, "login")
 		step(t, ctx, "submit a wrong token",
 			chromedp.SendKeys(chromedp.ID("token"), "not-the-token"),
@@ -227,12 +230,51 @@ func TestBrowser(t *testing.T) {
 	}
 
 	if !t.Run("log in", func(t *testing.T) {
-		login(t, ctx, ts.Bundle().AdminToken)
+		// By keyboard: the token, then Enter.
+		step(t, ctx, "log in by keyboard",
+			chromedp.Evaluate[chromedp.Void](`document.getElementById('token').value = ''`),
+			chromedp.SendKeys(chromedp.ID("token"), ts.Bundle().AdminToken+kb.Enter),
+			chromedp.WaitVisible(chromedp.ID("nav")))
+		waitJS(t, ctx, "the live stream", `document.getElementById('live').classList.contains('on')`)
 		waitJS(t, ctx, "the overview", `document.querySelectorAll('#cards .card').length === 4`)
 		if got := eval[string](t, ctx, `document.getElementById('who').textContent`); got != "admin" {
 			t.Fatalf("who: %q", got)
 		}
+		// Offline: nothing was fetched from another origin (no CDN).
+		if foreign := eval[[]string](t, ctx, `performance.getEntriesByType('resource').map((e) => e.name).concat(performance.getEntriesByType('navigation').map((e) => e.name)).filter((u) => !u.startsWith(location.origin + '/'))`); len(foreign) > 0 {
+			t.Errorf("fetched from another origin: %q", foreign)
+		}
 		shot(t, ctx, "overview")
+	}) {
+		return
+	}
+
+	if !t.Run("keyboard", func(t *testing.T) {
+		// Tab from the top of the page reaches the skip link first, then
+		// every page of the navigation, the language switch and log out.
+		eval[chromedp.Void](t, ctx, `document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)`)
+		var seen []string
+		for i := 0; i < 14; i++ {
+			step(t, ctx, "Tab", chromedp.KeyEvent(kb.Tab))
+			seen = append(seen, eval[string](t, ctx, `(() => { const e = document.activeElement; return e.id || e.getAttribute('href') || e.className || e.tagName; })()`))
+		}
+		if seen[0] != "#main" {
+			t.Errorf("the first Tab stop is %q, want the skip link", seen[0])
+		}
+		for _, want := range []string{"#/overview", "#/services", "#/deployments", "#/pods", "#/nodes", "#/events", "#/create", "lang", "logout"} {
+			if !slices.Contains(seen, want) {
+				t.Errorf("Tab never reaches %q: %q", want, seen)
+			}
+		}
+		// Enter on a navigation link opens the page and moves the focus
+		// to its heading.
+		step(t, ctx, "focus Nodes", chromedp.Focus(chromedp.CSS(`#nav a[href="#/nodes"]`)), chromedp.KeyEvent(kb.Enter))
+		waitJS(t, ctx, "the nodes page, focused", `location.hash === '#/nodes' && document.activeElement === document.querySelector('#view h1')`)
+		// The focus is visible (an outline) on a focused control.
+		step(t, ctx, "Tab", chromedp.KeyEvent(kb.Tab))
+		if o := eval[string](t, ctx, `getComputedStyle(document.activeElement).outlineStyle`); o == "none" {
+			t.Errorf("no focus outline on %s", eval[string](t, ctx, `document.activeElement.outerHTML.slice(0, 80)`))
+		}
 	}) {
 		return
 	}
@@ -312,6 +354,14 @@ func TestBrowser(t *testing.T) {
 	}
 
 	if !t.Run("pages", func(t *testing.T) {
+		// The contrast check can fail: light grey text on white is caught.
+		goTo(t, ctx, "#/overview")
+		waitJS(t, ctx, "the overview", `document.getElementById('cards')`)
+		eval[chromedp.Void](t, ctx, `(() => { const p = document.createElement('p'); p.id = 'faint'; p.style.color = '#aaa'; p.textContent = 'faint text'; document.getElementById('view').append(p); })()`)
+		if bad := eval[[]string](t, ctx, contrastJS); len(bad) != 1 || !strings.Contains(bad[0], "faint text") {
+			t.Errorf("the contrast check on grey text: %q", bad)
+		}
+		eval[chromedp.Void](t, ctx, `document.getElementById('faint').remove()`)
 		for _, p := range []struct{ hash, ready, name string }{
 			{"#/overview", `document.querySelector('#ov-nodes tbody tr') && document.querySelector('#ov-attention a')`, "overview"},
 			{"#/pods", `document.querySelectorAll('#pod-table tbody tr').length >= 3`, "pods"},
@@ -330,6 +380,7 @@ func TestBrowser(t *testing.T) {
 			if len(unnamed) > 0 {
 				t.Errorf("%s: controls without a name: %q", p.name, unnamed)
 			}
+			checkContrast(t, ctx, p.name)
 			if p.name == "pods" {
 				// Logs: this server has no log source without an agent, and
 				// the page says what the API answered.
@@ -345,6 +396,7 @@ func TestBrowser(t *testing.T) {
 			chromedp.Evaluate[chromedp.Void](`document.getElementById('lang').dispatchEvent(new Event('change'))`))
 		goTo(t, ctx, "#/services")
 		waitJS(t, ctx, "Chinese", `document.querySelector('#nav a[href="#/services"]').textContent === '服务' && document.querySelector('#view h1').textContent === '服务'`)
+		checkContrast(t, ctx, "services in Chinese")
 		shot(t, ctx, "services-zh")
 		step(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2)))
 		goTo(t, ctx, "#/overview")
@@ -352,6 +404,7 @@ func TestBrowser(t *testing.T) {
 		if w := eval[int](t, ctx, `document.documentElement.scrollWidth`); w > 400 {
 			t.Errorf("the overview is %d px wide on a 390 px phone", w)
 		}
+		checkContrast(t, ctx, "overview on a phone")
 		shot(t, ctx, "overview-phone-zh")
 		step(t, ctx, "desktop", chromedp.EmulateReset(), chromedp.SetValue(chromedp.ID("lang"), "en"),
 			chromedp.Evaluate[chromedp.Void](`document.getElementById('lang').dispatchEvent(new Event('change'))`))
@@ -490,7 +543,7 @@ func TestBrowserPacketPath(t *testing.T) {
 		t.Fatalf("the page asked for %q", got)
 	}
 	svg := eval[string](t, b, `document.querySelector('#trace-out svg').textContent`)
-	for _, want := range []string{"client", "web.default.svc.cluster.local.", "10.96.0.20:80/TCP", "50% KUBE-SVC-LOLE4ISW44XBNF3G", "web-5d8f-abcde", "node-a", "node-b", "50%"} {
+	for _, want := range []string{"client", "web", ".default.svc.cluster.local.", "→ 10.96.0.20", "10.96.0.20:80/TCP", "KUBE-SERVICES", "KUBE-SVC-LOLE4ISW44XBNF3G", "50% → 10.244.0.10:8080", "100% → 10.244.1.11:8080", "web-5d8f-abcde", "node-a", "node-b", "50%"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("the drawing lacks %q: %s", want, svg)
 		}
