@@ -399,6 +399,17 @@ func TestBrowser(t *testing.T) {
 		checkContrast(t, ctx, "services in Chinese")
 		shot(t, ctx, "services-zh")
 		step(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2)))
+		// On a phone no page is wider than the screen: wide tables scroll
+		// inside their own box.
+		for _, h := range []string{"#/services", "#/services/default/web", "#/deployments", "#/pods", "#/nodes", "#/events", "#/create"} {
+			goTo(t, ctx, h)
+			waitJS(t, ctx, h, `document.querySelector('#view h1') && location.hash === '`+h+`'`)
+			if w := eval[int](t, ctx, `document.documentElement.scrollWidth`); w > 400 {
+				wide := eval[[]string](t, ctx, `[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > 392 && !e.closest('.scroll')).map((e) => e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).slice(0, 8)`)
+				t.Errorf("%s is %d px wide on a 390 px phone: %q", h, w, wide)
+			}
+		}
+		shot(t, ctx, "create-phone-zh")
 		goTo(t, ctx, "#/overview")
 		waitJS(t, ctx, "overview", `document.querySelectorAll('#cards .card').length === 4`)
 		if w := eval[int](t, ctx, `document.documentElement.scrollWidth`); w > 400 {
