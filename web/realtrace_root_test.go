@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
@@ -95,6 +96,9 @@ spec:
     readinessProbe:
       httpGet: {path: /healthz, port: 8080}
       periodSeconds: 1
+  - name: sidecar
+    image: skiff
+    command: [skiff, netexec, --http-port=8082, --udp-port=-1]
 `
 
 // TestBrowserRealTrace is the dashboard on a real node: `skiff server`
@@ -281,12 +285,19 @@ func TestBrowserRealTrace(t *testing.T) {
 	step(t, b, "logs", chromedp.Click(chromedp.CSS(sel)))
 	waitJS(t, b, "the client's log", `document.getElementById('logs-text').textContent.includes('started HTTP server')`)
 	var apiLog []byte
-	if err := ts.c.Do(ctxT(t, 5*time.Second), "GET", "/api/v1/namespaces/default/pods/client/log", nil, &apiLog); err != nil {
+	if err := ts.c.Do(ctxT(t, 5*time.Second), "GET", "/api/v1/namespaces/default/pods/client/log?container=netexec", nil, &apiLog); err != nil {
 		t.Fatal(err)
 	}
-	if shown := eval[string](t, b, `document.getElementById('logs-text').textContent`); !strings.Contains(shown, "pod=client") || !strings.HasPrefix(string(apiLog), shown) {
+	if shown := eval[string](t, b, `document.getElementById('logs-text').textContent`); !strings.Contains(shown, "pod=client") || !strings.Contains(shown, ":8080") || !strings.HasPrefix(string(apiLog), shown) {
 		t.Errorf("logs shown %q, the API's %q", shown, apiLog)
 	}
+	// The pod has two containers: the other one's log, picked by keyboard
+	// (a select changes with the arrow keys).
+	if eval[bool](t, b, `document.getElementById('logs-pick').hidden`) {
+		t.Fatal("no container choice for a pod of two containers")
+	}
+	step(t, b, "pick the sidecar", chromedp.Focus(chromedp.ID("logs-container")), chromedp.KeyEvent(kb.ArrowDown))
+	waitJS(t, b, "the sidecar's log", `document.getElementById('logs-container').value === 'sidecar' && document.getElementById('logs-text').textContent.includes(':8082')`)
 	checkContrast(t, b, "pods with logs")
 	shot(t, b, "pods-logs-real")
 }
