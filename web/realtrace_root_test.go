@@ -113,6 +113,19 @@ spec:
 func TestBrowserRealTrace(t *testing.T) {
 	chromiumPath(t)
 	requireNode(t)
+	for _, mode := range []string{"iptables", "nftables"} {
+		t.Run(mode, func(t *testing.T) {
+			if _, err := exec.LookPath("nft"); mode == "nftables" && err != nil {
+				t.Skip("needs nft (Debian: nftables)")
+			}
+			realTrace(t, mode)
+		})
+	}
+}
+
+// realTrace is TestBrowserRealTrace in one proxy mode. In nftables mode
+// the choice is one numgen map of three elements, 1/3 each.
+func realTrace(t *testing.T, mode string) {
 	node := netnstest.NewNode(t)
 	cfg := testConfig(t)
 	cfg.DisableAgent = false
@@ -121,7 +134,7 @@ func TestBrowserRealTrace(t *testing.T) {
 	cfg.AgentNodeName = "node-1"
 	cfg.NodeIP = []string{"192.0.2.20"}
 	cfg.Runtime = "process"
-	cfg.ProxyMode = "iptables"
+	cfg.ProxyMode = mode
 	cfg.DNSUpstream = []string{"127.0.0.1:1"} // nothing outside the cluster is asked
 	ts := startServer(t, cfg)
 	select {
@@ -187,7 +200,7 @@ func TestBrowserRealTrace(t *testing.T) {
 		if err := json.Unmarshal(raw, &tr); err != nil {
 			return false, err
 		}
-		return len(tr.Endpoints) == 3 && len(tr.Warnings) == 0 && len(svcRuleProbabilities(&tr)) == 3, fmt.Errorf("%s", raw)
+		return len(tr.Endpoints) == 3 && len(tr.Warnings) == 0 && len(choices(&tr)) == 3, fmt.Errorf("%s", raw)
 	})
 	js, _ := json.MarshalIndent(tr, "", "  ")
 	t.Logf("the trace:\n%s", js)
@@ -234,7 +247,7 @@ func TestBrowserRealTrace(t *testing.T) {
 	if got.VIP != vip+":80" || !strings.Contains(got.VIPText, vip+":80/TCP") || !strings.Contains(got.VIPText, "default/backend") {
 		t.Errorf("VIP: %q, %q", got.VIP, got.VIPText)
 	}
-	if got.Mode != "iptables" {
+	if got.Mode != mode {
 		t.Errorf("rules mode %q", got.Mode)
 	}
 	var probs []float64
@@ -247,11 +260,16 @@ func TestBrowserRealTrace(t *testing.T) {
 		p    float64
 		text string
 	}{{1.0 / 3, "33.3% → 10.244."}, {0.5, "50% → 10.244."}, {1, "100% → 10.244."}}
+	chain := " KUBE-SVC-"
+	if mode == "nftables" {
+		want[1].p, want[1].text, want[2].p, want[2].text = 1.0/3, want[0].text, 1.0/3, want[0].text
+		chain = " "
+	}
 	if len(probs) != 3 {
 		t.Errorf("rules drawn with a probability: %q, want three", got.Probs)
 	} else {
 		for i, w := range want {
-			if math.Abs(probs[i]-w.p) > 0.001 || !strings.Contains(got.Probs[i], " KUBE-SVC-") || !strings.Contains(got.Probs[i], w.text) {
+			if math.Abs(probs[i]-w.p) > 0.001 || !strings.Contains(got.Probs[i], chain) || !strings.Contains(got.Probs[i], w.text) {
 				t.Errorf("rule %d: %q, want probability %.3f drawn as %q", i+1, got.Probs[i], w.p, w.text)
 			}
 		}
@@ -276,7 +294,11 @@ func TestBrowserRealTrace(t *testing.T) {
 		t.Errorf("the path in words: %s", got.Words)
 	}
 	checkContrast(t, b, "service detail, real trace")
-	shot(t, b, "service-detail-real")
+	suffix := ""
+	if mode != "iptables" {
+		suffix = "-" + mode
+	}
+	shot(t, b, "service-detail-real"+suffix)
 
 	// The client's log, from the pods page (the agent's log route).
 	goTo(t, b, "#/pods?ns=default")
@@ -299,19 +321,20 @@ func TestBrowserRealTrace(t *testing.T) {
 	step(t, b, "pick the sidecar", chromedp.Focus(chromedp.ID("logs-container")), chromedp.KeyEvent(kb.ArrowDown))
 	waitJS(t, b, "the sidecar's log", `document.getElementById('logs-container').value === 'sidecar' && document.getElementById('logs-text').textContent.includes(':8082')`)
 	checkContrast(t, b, "pods with logs")
-	shot(t, b, "pods-logs-real")
+	shot(t, b, "pods-logs-real"+suffix)
 }
 
-// svcRuleProbabilities are the probabilities of a trace's KUBE-SVC rules
-// that jump to an endpoint.
-func svcRuleProbabilities(tr *api.Trace) []float64 {
-	var out []float64
+// choices are a trace's rules that choose an endpoint with a
+// probability (iptables: the KUBE-SVC rules; nftables: the numgen map's
+// elements).
+func choices(tr *api.Trace) []api.TraceRule {
+	var out []api.TraceRule
 	if tr.Rules == nil {
 		return nil
 	}
 	for _, r := range tr.Rules.Entries {
-		if strings.HasPrefix(r.Chain, "KUBE-SVC-") && r.Endpoint != "" {
-			out = append(out, r.Probability)
+		if r.Probability > 0 && r.Endpoint != "" {
+			out = append(out, r)
 		}
 	}
 	return out

@@ -128,7 +128,7 @@ export function drawTrace(tr) {
     `${t('trace.step.client')}: <span class="mono">${esc(p.namespace)}/${esc(p.name)}</span> ${esc(p.ip || '')} @ ${esc(p.nodeName || '')}`,
     dns ? `${t('trace.step.dns')}: ${(dns.queries || []).map((q) => `<span class="mono">${esc(q.name)} ${esc(q.type)}</span> ${esc(q.rcode)}${q.answers?.length ? ' ' + esc(q.answers.join(', ')) : ''}`).join('; ')} → <strong class="mono">${esc(dns.answer || '—')}</strong>` : `${t('trace.step.dns')}: ${esc(t('trace.noDNS'))}`,
     svc ? `${t('trace.step.vip')}: <strong class="mono">${esc(svc.ip)}:${esc(svc.port)}</strong> (${esc(svc.namespace)}/${esc(svc.name)}, ${esc(svc.type)})` : `${t('trace.step.vip')}: ${esc(t('trace.noService'))}`,
-    `${esc(t('trace.step.rules', { mode: tr.rules?.mode || '—' }))}: ${rules.length}${pick.choices.length ? ' — ' + esc(t('trace.choices', { list: pick.choices.map((r) => pct(r.probability) + (r.endpoint ? ' → ' + r.endpoint : '')).join(', ') })) : ''}`,
+    `${esc(t('trace.step.rules', { mode: tr.rules?.mode || '—' }))}: ${rules.length}${pick.choices.length ? ' — ' + esc(t(tr.rules?.mode === 'iptables' ? 'trace.choices' : 'trace.choicesShare', { list: pick.choices.map((r) => pct(r.probability) + (r.endpoint ? ' → ' + r.endpoint : '')).join(', ') })) : ''}`,
     `${t('trace.step.pods')}: ${eps.map((e) => `<span class="mono">${esc(e.pod || e.ip)}</span> ${esc(e.ip)}:${esc(e.port)} @ ${esc(e.nodeName || '?')} — ${esc(t('trace.prob', { p: pct(e.probability) }))}`).join('; ') || esc(t('none'))}`,
   ];
   let out = `<div class="path" data-trace="${esc(tr.url)}">`;
