@@ -443,6 +443,16 @@ func TestBrowser(t *testing.T) {
 		if err := ts.c.Get(ctxT(t, 5*time.Second), resDeploys, "default", "hello", &d); err != nil {
 			t.Fatalf("applied deployment: %v", err)
 		}
+		// Again: nothing changed.
+		step(t, ctx, "apply again", chromedp.Click(chromedp.CSS("#apply-form button[type=submit]")))
+		waitJS(t, ctx, "two unchanged objects", `[...document.querySelectorAll('#apply-out li.okmsg')].filter((li) => li.textContent.endsWith(': unchanged')).length === 2`)
+		// Into another namespace, for objects that name none.
+		step(t, ctx, "pick kube-public", chromedp.SetValue(chromedp.ID("apply-ns"), "kube-public"),
+			chromedp.Click(chromedp.CSS("#apply-form button[type=submit]")))
+		waitJS(t, ctx, "two objects created in kube-public", `[...document.querySelectorAll('#apply-out li.okmsg')].filter((li) => li.textContent.includes('kube-public/hello: created')).length === 2`)
+		if err := ts.c.Get(ctxT(t, 5*time.Second), resDeploys, "kube-public", "hello", &d); err != nil {
+			t.Fatalf("deployment applied to kube-public: %v", err)
+		}
 	}) {
 		return
 	}

@@ -392,6 +392,7 @@ const create = {
       <h2 id="apply-h">${esc(t('create.apply'))}</h2>
       <form id="apply-form" aria-labelledby="apply-h">
         <p class="hint" id="manifest-hint">${esc(t('create.applyHint'))}</p>
+        <p class="filters"><label for="apply-ns">${esc(t('create.applyNs'))}</label><select id="apply-ns"></select></p>
         <label for="manifest">${esc(t('create.manifest'))}</label>
         <textarea id="manifest" rows="14" required spellcheck="false" aria-describedby="manifest-hint">apiVersion: apps/v1
 kind: Deployment
@@ -440,14 +441,14 @@ spec:
     el.querySelector('#apply-form').addEventListener('submit', async (e) => {
       e.preventDefault();
       const out = el.querySelector('#apply-out');
-      const r = await request('POST', '/ui/apply', el.querySelector('#manifest').value, 'application/yaml');
+      const ns = el.querySelector('#apply-ns').value || 'default';
+      const r = await request('POST', '/ui/apply?namespace=' + encodeURIComponent(ns), el.querySelector('#manifest').value, 'application/yaml');
       if (!r.ok) { out.innerHTML = `<li class="error">${esc(t('error', { msg: errMsg(r) }))}</li>`; return; }
       out.innerHTML = r.data.results.map((x) => `<li class="${x.action === 'error' ? 'error' : 'okmsg'}">${esc(t('create.applied', { kind: x.kind, name: (x.namespace ? x.namespace + '/' : '') + x.name, action: t('apply.' + x.action) }))}${x.message ? ': ' + esc(x.message) : ''}</li>`).join('');
     });
   },
   update(el) {
-    const sel = el.querySelector('#svc-ns');
-    fillNamespaces(sel, sel.value || 'default', false);
+    for (const sel of [el.querySelector('#svc-ns'), el.querySelector('#apply-ns')]) fillNamespaces(sel, sel.value || 'default', false);
   },
 };
 
