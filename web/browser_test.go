@@ -166,7 +166,18 @@ func waitJS(t testing.TB, ctx context.Context, what, cond string) {
 	t.Helper()
 	c, cancel := context.WithTimeout(ctx, 25*time.Second)
 	defer cancel()
-	if _, err := chromedp.Run(c, chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := chromedp.Run(c, chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(time.Until(deadline))))
+		// A poll that began as the page was being replaced (a navigation)
+		// lost its execution context: poll again in the new page.
+		if err != nil && strings.Contains(err.Error(), "Cannot find context with specified id") && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		if err == nil {
+			return
+		}
 		dump, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('main').innerText.slice(0, 1500)`))
 		t.Fatalf("waiting for %s (%s): %v\npage: %s", what, cond, err, dump)
 	}
