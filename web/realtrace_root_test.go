@@ -143,7 +143,8 @@ func realTrace(t *testing.T, mode string) {
 		t.Fatal("built-in agent not Ready")
 	}
 	var n api.Node
-	if err := ts.c.Get(ctxT(t, 5*time.Second), resNodes, "", "node-1", &n); err != nil {
+	ctx := ctxT(t, 3*time.Minute) // the API calls' bound
+	if err := ts.c.Get(ctx, resNodes, "", "node-1", &n); err != nil {
 		t.Fatal(err)
 	}
 	podCIDR, err := netip.ParsePrefix(n.Spec.PodCIDR)
@@ -168,7 +169,7 @@ func realTrace(t *testing.T, mode string) {
 	var backends []string
 	eventually(t, 60*time.Second, "3 backends and the client Ready", func() (bool, error) {
 		var l api.PodList
-		if err := ts.c.List(ctxT(t, 5*time.Second), resPods, "default", client.ListOptions{}, &l); err != nil {
+		if err := ts.c.List(ctx, resPods, "default", client.ListOptions{}, &l); err != nil {
 			return false, err
 		}
 		backends = backends[:0]
@@ -185,7 +186,7 @@ func realTrace(t *testing.T, mode string) {
 	})
 	slices.Sort(backends)
 	var svc api.Service
-	if err := ts.c.Get(ctxT(t, 5*time.Second), resServices, "default", "backend", &svc); err != nil {
+	if err := ts.c.Get(ctx, resServices, "default", "backend", &svc); err != nil {
 		t.Fatal(err)
 	}
 	vip := svc.Spec.ClusterIP
@@ -193,7 +194,7 @@ func realTrace(t *testing.T, mode string) {
 	eventually(t, 30*time.Second, "a complete trace", func() (bool, error) {
 		var raw []byte
 		p := "/skiff/v1/namespaces/default/pods/client/trace?" + url.Values{"url": {"http://backend:80"}}.Encode()
-		if err := ts.c.Do(ctxT(t, 10*time.Second), "GET", p, nil, &raw); err != nil {
+		if err := ts.c.Do(ctx, "GET", p, nil, &raw); err != nil {
 			return false, err
 		}
 		tr = api.Trace{}
@@ -307,7 +308,7 @@ func realTrace(t *testing.T, mode string) {
 	step(t, b, "logs", chromedp.Click(chromedp.CSS(sel)))
 	waitJS(t, b, "the client's log", `document.getElementById('logs-text').textContent.includes('started HTTP server')`)
 	var apiLog []byte
-	if err := ts.c.Do(ctxT(t, 5*time.Second), "GET", "/api/v1/namespaces/default/pods/client/log?container=netexec", nil, &apiLog); err != nil {
+	if err := ts.c.Do(ctx, "GET", "/api/v1/namespaces/default/pods/client/log?container=netexec", nil, &apiLog); err != nil {
 		t.Fatal(err)
 	}
 	if shown := eval[string](t, b, `document.getElementById('logs-text').textContent`); !strings.Contains(shown, "pod=client") || !strings.Contains(shown, ":8080") || !strings.HasPrefix(string(apiLog), shown) {
