@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/kubectl/threeway"
 )
 
 // maxManifest bounds an applied manifest.
@@ -23,17 +24,20 @@ type applyResult struct {
 	Kind      string `json:"kind,omitempty"`
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name,omitempty"`
-	// Action is created, configured or error.
+	// Action is created, configured, unchanged or error.
 	Action  string `json:"action"`
 	Message string `json:"message,omitempty"`
 }
 
 // serveApply applies a YAML (or JSON) manifest of one or more documents
-// (and List kinds) with the session's token: each object is created, or,
-// when it exists, patched with a strategic merge patch of the document
-// (the document's fields win; fields it leaves out are kept). This is not
-// kubectl's three-way apply: removing a field from a manifest does not
-// remove it from the object.
+// (and List kinds) with the session's token, as `skiff apply` (and
+// kubectl's client-side apply) does: each object's configuration is kept
+// in the kubectl.kubernetes.io/last-applied-configuration annotation; an
+// object that does not exist is created with it; one that exists gets the
+// three-way strategic merge patch (kubectl/threeway) between the
+// annotation, the document and the live object, so a field removed from
+// the manifest is removed from the object, and fields others set (server
+// defaults, status, a scale from the deployments page) are kept.
 func (d *Dashboard) serveApply(w http.ResponseWriter, r *http.Request) {
 	a := authedFrom(r.Context())
 	data, err := io.ReadAll(io.LimitReader(r.Body, maxManifest+1))
@@ -55,11 +59,11 @@ func (d *Dashboard) serveApply(w http.ResponseWriter, r *http.Request) {
 			writeJSONError(w, http.StatusBadRequest, fmt.Sprintf("document %d: %v", i+1, err))
 			return
 		}
-		var m map[string]any
-		if err := json.Unmarshal(j, &m); err != nil || m == nil {
-			if string(bytes.TrimSpace(j)) == "null" {
-				continue
-			}
+		if string(bytes.TrimSpace(j)) == "null" {
+			continue
+		}
+		m, err := threeway.Decode(j)
+		if err != nil {
 			writeJSONError(w, http.StatusBadRequest, fmt.Sprintf("document %d is not an object", i+1))
 			return
 		}
@@ -85,10 +89,21 @@ func (d *Dashboard) serveApply(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"results": results})
 }
 
+// LastAppliedAnnotation holds the configuration an apply last applied,
+// as kubectl and `skiff apply` write it.
+const LastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// applyOne applies one object: created, configured (patched), unchanged,
+// or error.
 func (d *Dashboard) applyOne(r *http.Request, token, defNS string, o map[string]any) applyResult {
 	av, _ := o["apiVersion"].(string)
 	kind, _ := o["kind"].(string)
-	md, _ := o["metadata"].(map[string]any)
+	modified, _ := threeway.StripNulls(o).(map[string]any)
+	md, _ := modified["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+		modified["metadata"] = md
+	}
 	name, _ := md["name"].(string)
 	ns, _ := md["namespace"].(string)
 	res := applyResult{Kind: kind, Name: name, Action: "error"}
@@ -96,6 +111,9 @@ func (d *Dashboard) applyOne(r *http.Request, token, defNS string, o map[string]
 	switch {
 	case info == nil:
 		res.Message = fmt.Sprintf("no resource for apiVersion %q kind %q", av, kind)
+		return res
+	case name == "" && md["generateName"] != nil:
+		res.Message = "cannot use generate name with apply"
 		return res
 	case name == "":
 		res.Message = "metadata.name is required"
@@ -114,26 +132,92 @@ func (d *Dashboard) applyOne(r *http.Request, token, defNS string, o map[string]
 		base += "/namespaces/" + url.PathEscape(ns)
 	}
 	coll := base + "/" + info.Resource
-	body, _ := json.Marshal(o)
-	cr := d.callAPI(r.Context(), r, http.MethodPost, coll, "", token, "application/json", body)
-	if cr.code == http.StatusCreated || cr.code == http.StatusOK {
-		res.Action = "created"
+	path := coll + "/" + url.PathEscape(name)
+
+	// The annotation records the configuration without itself.
+	if ann, ok := md["annotations"].(map[string]any); ok {
+		delete(ann, LastAppliedAnnotation)
+		if len(ann) == 0 {
+			delete(md, "annotations")
+		}
+	}
+	lastApplied, err := json.Marshal(modified)
+	if err != nil {
+		res.Message = err.Error()
 		return res
 	}
-	if cr.code != http.StatusConflict {
-		res.Message = statusMessage(cr)
+	ann, _ := md["annotations"].(map[string]any)
+	if ann == nil {
+		ann = map[string]any{}
+		md["annotations"] = ann
+	}
+	ann[LastAppliedAnnotation] = string(lastApplied) + "\n"
+	body, err := json.Marshal(modified)
+	if err != nil {
+		res.Message = err.Error()
 		return res
 	}
-	pr := d.callAPI(r.Context(), r, http.MethodPatch, coll+"/"+url.PathEscape(name), "", token, "application/strategic-merge-patch+json", body)
-	if pr.code == http.StatusUnsupportedMediaType {
-		pr = d.callAPI(r.Context(), r, http.MethodPatch, coll+"/"+url.PathEscape(name), "", token, "application/merge-patch+json", body)
-	}
-	if pr.code != http.StatusOK {
-		res.Message = statusMessage(pr)
+	// Twice at most: an object created by someone else between the GET
+	// and the POST is then patched.
+	for attempt := 0; ; attempt++ {
+		cur := d.callAPI(r.Context(), r, http.MethodGet, path, "", token, "", nil)
+		if cur.code == http.StatusNotFound {
+			cr := d.callAPI(r.Context(), r, http.MethodPost, coll, "", token, "application/json", body)
+			switch {
+			case cr.code == http.StatusCreated || cr.code == http.StatusOK:
+				res.Action = "created"
+				return res
+			case cr.code == http.StatusConflict && attempt == 0:
+				continue
+			}
+			res.Message = statusMessage(cr)
+			return res
+		}
+		if cur.code != http.StatusOK {
+			res.Message = statusMessage(cur)
+			return res
+		}
+		current, err := threeway.Decode(cur.body.Bytes())
+		if err != nil {
+			res.Message = err.Error()
+			return res
+		}
+		var original map[string]any
+		if prev, _ := nestedString(current, "metadata", "annotations", LastAppliedAnnotation); prev != "" {
+			original, _ = threeway.Decode([]byte(prev)) // a broken record: as if none
+		}
+		patch := threeway.ThreeWay(original, modified, current)
+		if len(patch) == 0 {
+			res.Action = "unchanged"
+			return res
+		}
+		pb, err := json.Marshal(patch)
+		if err != nil {
+			res.Message = err.Error()
+			return res
+		}
+		pr := d.callAPI(r.Context(), r, http.MethodPatch, path, "", token, "application/strategic-merge-patch+json", pb)
+		if pr.code != http.StatusOK {
+			res.Message = statusMessage(pr)
+			return res
+		}
+		res.Action = "configured"
 		return res
 	}
-	res.Action = "configured"
-	return res
+}
+
+// nestedString is the string at a path of nested objects.
+func nestedString(m map[string]any, path ...string) (string, bool) {
+	var v any = m
+	for _, k := range path {
+		o, ok := v.(map[string]any)
+		if !ok {
+			return "", false
+		}
+		v = o[k]
+	}
+	s, ok := v.(string)
+	return s, ok
 }
 
 // statusMessage is the message of an API Status answer.

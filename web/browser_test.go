@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	cdplog "github.com/chromedp/cdproto/log"
 	cdpruntime "github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/web"
@@ -164,7 +166,18 @@ func waitJS(t testing.TB, ctx context.Context, what, cond string) {
 	t.Helper()
 	c, cancel := context.WithTimeout(ctx, 25*time.Second)
 	defer cancel()
-	if _, err := chromedp.Run(c, chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := chromedp.Run(c, chromedp.Poll[chromedp.Void](cond, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(time.Until(deadline))))
+		// A poll that began as the page was being replaced (a navigation)
+		// lost its execution context: poll again in the new page.
+		if err != nil && strings.Contains(err.Error(), "Cannot find context with specified id") && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		if err == nil {
+			return
+		}
 		dump, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('main').innerText.slice(0, 1500)`))
 		t.Fatalf("waiting for %s (%s): %v\npage: %s", what, cond, err, dump)
 	}
@@ -211,6 +224,7 @@ func TestBrowser(t *testing.T) {
 
 	if !t.Run("wrong token refused", func(t *testing.T) {
 		step(t, ctx, "open", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("token")))
+		checkContrast(t, ctx, "login")
 		shot(t, ctx, "login")
 		step(t, ctx, "submit a wrong token",
 			chromedp.SendKeys(chromedp.ID("token"), "not-the-token"),
@@ -227,12 +241,51 @@ func TestBrowser(t *testing.T) {
 	}
 
 	if !t.Run("log in", func(t *testing.T) {
-		login(t, ctx, ts.Bundle().AdminToken)
+		// By keyboard: the token, then Enter.
+		step(t, ctx, "log in by keyboard",
+			chromedp.Evaluate[chromedp.Void](`document.getElementById('token').value = ''`),
+			chromedp.SendKeys(chromedp.ID("token"), ts.Bundle().AdminToken+kb.Enter),
+			chromedp.WaitVisible(chromedp.ID("nav")))
+		waitJS(t, ctx, "the live stream", `document.getElementById('live').classList.contains('on')`)
 		waitJS(t, ctx, "the overview", `document.querySelectorAll('#cards .card').length === 4`)
 		if got := eval[string](t, ctx, `document.getElementById('who').textContent`); got != "admin" {
 			t.Fatalf("who: %q", got)
 		}
+		// Offline: nothing was fetched from another origin (no CDN).
+		if foreign := eval[[]string](t, ctx, `performance.getEntriesByType('resource').map((e) => e.name).concat(performance.getEntriesByType('navigation').map((e) => e.name)).filter((u) => !u.startsWith(location.origin + '/'))`); len(foreign) > 0 {
+			t.Errorf("fetched from another origin: %q", foreign)
+		}
 		shot(t, ctx, "overview")
+	}) {
+		return
+	}
+
+	if !t.Run("keyboard", func(t *testing.T) {
+		// Tab from the top of the page reaches the skip link first, then
+		// every page of the navigation, the language switch and log out.
+		eval[chromedp.Void](t, ctx, `document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)`)
+		var seen []string
+		for i := 0; i < 14; i++ {
+			step(t, ctx, "Tab", chromedp.KeyEvent(kb.Tab))
+			seen = append(seen, eval[string](t, ctx, `(() => { const e = document.activeElement; return e.id || e.getAttribute('href') || e.className || e.tagName; })()`))
+		}
+		if seen[0] != "#main" {
+			t.Errorf("the first Tab stop is %q, want the skip link", seen[0])
+		}
+		for _, want := range []string{"#/overview", "#/services", "#/deployments", "#/pods", "#/nodes", "#/events", "#/create", "lang", "logout"} {
+			if !slices.Contains(seen, want) {
+				t.Errorf("Tab never reaches %q: %q", want, seen)
+			}
+		}
+		// Enter on a navigation link opens the page and moves the focus
+		// to its heading.
+		step(t, ctx, "focus Nodes", chromedp.Focus(chromedp.CSS(`#nav a[href="#/nodes"]`)), chromedp.KeyEvent(kb.Enter))
+		waitJS(t, ctx, "the nodes page, focused", `location.hash === '#/nodes' && document.activeElement === document.querySelector('#view h1')`)
+		// The focus is visible (an outline) on a focused control.
+		step(t, ctx, "Tab", chromedp.KeyEvent(kb.Tab))
+		if o := eval[string](t, ctx, `getComputedStyle(document.activeElement).outlineStyle`); o == "none" {
+			t.Errorf("no focus outline on %s", eval[string](t, ctx, `document.activeElement.outerHTML.slice(0, 80)`))
+		}
 	}) {
 		return
 	}
@@ -312,6 +365,14 @@ func TestBrowser(t *testing.T) {
 	}
 
 	if !t.Run("pages", func(t *testing.T) {
+		// The contrast check can fail: light grey text on white is caught.
+		goTo(t, ctx, "#/overview")
+		waitJS(t, ctx, "the overview", `document.getElementById('cards')`)
+		eval[chromedp.Void](t, ctx, `(() => { const p = document.createElement('p'); p.id = 'faint'; p.style.color = '#aaa'; p.textContent = 'faint text'; document.getElementById('view').append(p); })()`)
+		if bad := eval[[]string](t, ctx, contrastJS); len(bad) != 1 || !strings.Contains(bad[0], "faint text") {
+			t.Errorf("the contrast check on grey text: %q", bad)
+		}
+		eval[chromedp.Void](t, ctx, `document.getElementById('faint').remove()`)
 		for _, p := range []struct{ hash, ready, name string }{
 			{"#/overview", `document.querySelector('#ov-nodes tbody tr') && document.querySelector('#ov-attention a')`, "overview"},
 			{"#/pods", `document.querySelectorAll('#pod-table tbody tr').length >= 3`, "pods"},
@@ -330,6 +391,7 @@ func TestBrowser(t *testing.T) {
 			if len(unnamed) > 0 {
 				t.Errorf("%s: controls without a name: %q", p.name, unnamed)
 			}
+			checkContrast(t, ctx, p.name)
 			if p.name == "pods" {
 				// Logs: this server has no log source without an agent, and
 				// the page says what the API answered.
@@ -345,13 +407,26 @@ func TestBrowser(t *testing.T) {
 			chromedp.Evaluate[chromedp.Void](`document.getElementById('lang').dispatchEvent(new Event('change'))`))
 		goTo(t, ctx, "#/services")
 		waitJS(t, ctx, "Chinese", `document.querySelector('#nav a[href="#/services"]').textContent === '服务' && document.querySelector('#view h1').textContent === '服务'`)
+		checkContrast(t, ctx, "services in Chinese")
 		shot(t, ctx, "services-zh")
 		step(t, ctx, "phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile, chromedp.EmulateScale(2)))
+		// On a phone no page is wider than the screen: wide tables scroll
+		// inside their own box.
+		for _, h := range []string{"#/services", "#/services/default/web", "#/deployments", "#/pods", "#/nodes", "#/events", "#/create"} {
+			goTo(t, ctx, h)
+			waitJS(t, ctx, h, `document.querySelector('#view h1') && location.hash === '`+h+`'`)
+			if w := eval[int](t, ctx, `document.documentElement.scrollWidth`); w > 400 {
+				wide := eval[[]string](t, ctx, `[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > 392 && !e.closest('.scroll')).map((e) => e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right)).slice(0, 8)`)
+				t.Errorf("%s is %d px wide on a 390 px phone: %q", h, w, wide)
+			}
+		}
+		shot(t, ctx, "create-phone-zh")
 		goTo(t, ctx, "#/overview")
 		waitJS(t, ctx, "overview", `document.querySelectorAll('#cards .card').length === 4`)
 		if w := eval[int](t, ctx, `document.documentElement.scrollWidth`); w > 400 {
 			t.Errorf("the overview is %d px wide on a 390 px phone", w)
 		}
+		checkContrast(t, ctx, "overview on a phone")
 		shot(t, ctx, "overview-phone-zh")
 		step(t, ctx, "desktop", chromedp.EmulateReset(), chromedp.SetValue(chromedp.ID("lang"), "en"),
 			chromedp.Evaluate[chromedp.Void](`document.getElementById('lang').dispatchEvent(new Event('change'))`))
@@ -378,6 +453,16 @@ func TestBrowser(t *testing.T) {
 		var d api.Deployment
 		if err := ts.c.Get(ctxT(t, 5*time.Second), resDeploys, "default", "hello", &d); err != nil {
 			t.Fatalf("applied deployment: %v", err)
+		}
+		// Again: nothing changed.
+		step(t, ctx, "apply again", chromedp.Click(chromedp.CSS("#apply-form button[type=submit]")))
+		waitJS(t, ctx, "two unchanged objects", `[...document.querySelectorAll('#apply-out li.okmsg')].filter((li) => li.textContent.endsWith(': unchanged')).length === 2`)
+		// Into another namespace, for objects that name none.
+		step(t, ctx, "pick kube-public", chromedp.SetValue(chromedp.ID("apply-ns"), "kube-public"),
+			chromedp.Click(chromedp.CSS("#apply-form button[type=submit]")))
+		waitJS(t, ctx, "two objects created in kube-public", `[...document.querySelectorAll('#apply-out li.okmsg')].filter((li) => li.textContent.includes('kube-public/hello: created')).length === 2`)
+		if err := ts.c.Get(ctxT(t, 5*time.Second), resDeploys, "kube-public", "hello", &d); err != nil {
+			t.Fatalf("deployment applied to kube-public: %v", err)
 		}
 	}) {
 		return
@@ -490,7 +575,7 @@ func TestBrowserPacketPath(t *testing.T) {
 		t.Fatalf("the page asked for %q", got)
 	}
 	svg := eval[string](t, b, `document.querySelector('#trace-out svg').textContent`)
-	for _, want := range []string{"client", "web.default.svc.cluster.local.", "10.96.0.20:80/TCP", "50% KUBE-SVC-LOLE4ISW44XBNF3G", "web-5d8f-abcde", "node-a", "node-b", "50%"} {
+	for _, want := range []string{"client", "web", ".default.svc.cluster.local.", "→ 10.96.0.20", "10.96.0.20:80/TCP", "KUBE-SERVICES", "KUBE-SVC-LOLE4ISW44XBNF3G", "50% → 10.244.0.10:8080", "100% → 10.244.1.11:8080", "web-5d8f-abcde", "node-a", "node-b", "50%"} {
 		if !strings.Contains(svg, want) {
 			t.Errorf("the drawing lacks %q: %s", want, svg)
 		}
@@ -508,5 +593,72 @@ func TestBrowserPacketPath(t *testing.T) {
 		if !strings.Contains(html, want) {
 			t.Errorf("the broken trace lacks %q: %s", want, html)
 		}
+	}
+}
+
+// contrastJS lists the visible text of the page whose contrast with its
+// background is below WCAG 2's AA minimum: 4.5:1, or 3:1 for large text
+// (24 px, or 18.66 px bold). The background is the composited background
+// of the element's ancestors; SVG text's is the fill of the box it sits
+// in. Disabled controls are exempt, as WCAG says.
+const contrastJS = `(() => {
+	const parse = (c) => {
+		const m = /rgba?\(([^)]+)\)/.exec(c || '');
+		if (!m) return null;
+		const p = m[1].split(/[\s,\/]+/).filter(Boolean).map(Number);
+		return {r: p[0], g: p[1], b: p[2], a: p.length > 3 ? p[3] : 1};
+	};
+	const over = (f, b) => ({r: f.r * f.a + b.r * (1 - f.a), g: f.g * f.a + b.g * (1 - f.a), b: f.b * f.a + b.b * (1 - f.a), a: 1});
+	const lum = (c) => {
+		const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+		return 0.2126 * f(c.r) + 0.7152 * f(c.g) + 0.0722 * f(c.b);
+	};
+	const ratio = (a, b) => { const x = lum(a), y = lum(b); return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05); };
+	const background = (el) => {
+		const layers = [];
+		for (let e = el; e && e.nodeType === 1; e = e.parentElement) {
+			const c = parse(getComputedStyle(e).backgroundColor);
+			if (c && c.a > 0) { layers.push(c); if (c.a >= 1) break; }
+		}
+		let bg = {r: 255, g: 255, b: 255, a: 1};
+		for (const l of layers.reverse()) bg = over(l, bg);
+		return bg;
+	};
+	const bad = [];
+	const seen = new Set();
+	const check = (el, fg, bg) => {
+		const cs = getComputedStyle(el);
+		const size = parseFloat(cs.fontSize), bold = parseInt(cs.fontWeight, 10) >= 700;
+		const min = size >= 24 || (size >= 18.66 && bold) ? 3 : 4.5;
+		const r = ratio(over(fg, bg), bg);
+		if (r < min) {
+			const what = el.tagName.toLowerCase() + (el.className && typeof el.className === 'string' ? '.' + el.className.trim().replace(/\s+/g, '.') : '') + ' "' + (el.textContent || el.value || '').trim().slice(0, 30) + '" ' + r.toFixed(2) + ':1 < ' + min;
+			if (!seen.has(what)) { seen.add(what); bad.push(what); }
+		}
+	};
+	const visible = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+	for (const el of document.querySelectorAll('body *')) {
+		if (!visible(el) || el.closest('[hidden]') || el.disabled || el.tagName === 'OPTION' || el.tagName === 'SCRIPT' || el.tagName === 'STYLE') continue;
+		const svgText = el instanceof SVGTextElement;
+		const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+		const control = ['INPUT', 'SELECT', 'TEXTAREA'].includes(el.tagName) && (el.value || '').trim();
+		if (!own && !control) continue;
+		if (svgText) {
+			const box = el.parentElement && el.parentElement.querySelector(':scope > rect');
+			const fill = box ? parse(getComputedStyle(box).fill) : null;
+			check(el, parse(getComputedStyle(el).fill), fill && fill.a > 0 ? over(fill, background(el.closest('svg'))) : background(el.closest('svg')));
+		} else if (!(el instanceof SVGElement)) {
+			check(el, parse(getComputedStyle(el).color), background(el));
+		}
+	}
+	return bad;
+})()`
+
+// checkContrast fails the test for text below WCAG AA contrast (see
+// contrastJS).
+func checkContrast(t testing.TB, ctx context.Context, page string) {
+	t.Helper()
+	if bad := eval[[]string](t, ctx, contrastJS); len(bad) > 0 {
+		t.Errorf("%s: text below WCAG AA contrast: %q", page, bad)
 	}
 }

@@ -9,7 +9,10 @@
 // "/ui/login", "/ui/logout" and "/ui/session" the session; "/ui/proxy/*"
 // forwards to the API ("/ui/proxy/api/v1/pods" is GET /api/v1/pods);
 // "/ui/watch" is one Server-Sent Events stream of the API's watches;
-// "/ui/apply" applies a YAML manifest; "/ui/trace" a pod's packet path.
+// "/ui/apply" applies a YAML manifest (kubectl's client-side apply:
+// the last-applied-configuration annotation and a three-way strategic
+// merge patch from kubectl/threeway, so a field removed from the manifest
+// is removed from the object); "/ui/trace" a pod's packet path.
 // Everything else on the listener is the API's (Owns tells them apart).
 //
 // # Sessions

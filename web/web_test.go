@@ -393,7 +393,7 @@ metadata: {name: x}
 		t.Fatalf("first apply: %+v", got)
 	}
 	got = apply(strings.Replace(manifest, "replicas: 2", "replicas: 4", 1))
-	if got[0].Action != "configured" || got[1].Action != "configured" {
+	if got[0].Action != "configured" || got[1].Action != "unchanged" {
 		t.Fatalf("second apply: %+v", got)
 	}
 	var d api.Deployment
@@ -526,4 +526,137 @@ func TestRotatedTokenEndsSession(t *testing.T) {
 		t.Fatalf("session with the old token: %d", code)
 	}
 	b.mustLogin("a-new-admin-token-0123456789abcdef")
+}
+
+// TestApplyThreeWay: the dashboard's apply is kubectl's client-side apply.
+// A field removed from the manifest (a label, an env var, a Service port,
+// replicas) is removed from the object; a field someone else set (an
+// annotation, through the API) stays; the same manifest again is
+// "unchanged"; an object made without apply is patched and gets the
+// annotation.
+func TestApplyThreeWay(t *testing.T) {
+	ts := startServer(t, testConfig(t))
+	b := newBrowserish(t, ts)
+	b.mustLogin(ts.Bundle().AdminToken)
+	type result struct {
+		Kind, Namespace, Name, Action, Message string
+	}
+	apply := func(m string) []result {
+		t.Helper()
+		code, data, _ := b.do(http.MethodPost, "/ui/apply?namespace=kube-public", "application/yaml", []byte(m), nil)
+		if code != http.StatusOK {
+			t.Fatalf("apply: %d %s", code, data)
+		}
+		var out struct{ Results []result }
+		if err := json.Unmarshal(data, &out); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range out.Results {
+			if r.Action == "error" {
+				t.Fatalf("apply: %+v", r)
+			}
+		}
+		return out.Results
+	}
+	actions := func(rs []result) string {
+		var s []string
+		for _, r := range rs {
+			s = append(s, r.Namespace+"/"+r.Name+" "+r.Action)
+		}
+		return strings.Join(s, ", ")
+	}
+	const v1 = `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: app
+  labels: {app: app, tier: front}
+spec:
+  replicas: 3
+  selector:
+    matchLabels: {app: app}
+  template:
+    metadata:
+      labels: {app: app}
+    spec:
+      containers:
+      - name: web
+        image: busybox:1.36
+        env:
+        - {name: A, value: "1"}
+        - {name: B, value: "2"}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: app
+  labels: {app: app, tier: front}
+spec:
+  selector: {app: app}
+  ports:
+  - {name: http, port: 80, targetPort: 8080}
+  - {name: metrics, port: 9090}
+`
+	if got := actions(apply(v1)); got != "kube-public/app created, kube-public/app created" {
+		t.Fatalf("first apply: %s", got)
+	}
+	ctx := ctxT(t, 20*time.Second)
+	var d api.Deployment
+	if err := ts.c.Get(ctx, resDeploys, "kube-public", "app", &d); err != nil {
+		t.Fatal(err)
+	}
+	la := d.Annotations[web.LastAppliedAnnotation]
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(la), &rec); err != nil || !strings.HasSuffix(la, "\n") || strings.Contains(la, "last-applied") {
+		t.Fatalf("last-applied annotation %q: %v", la, err)
+	}
+	if md := rec["metadata"].(map[string]any); md["namespace"] != "kube-public" || md["name"] != "app" {
+		t.Fatalf("the record's metadata: %v", md)
+	}
+	// Someone else sets an annotation and a label on the Service.
+	patch := []byte(`{"metadata":{"annotations":{"owner":"ops"},"labels":{"extra":"yes"}}}`)
+	if err := ts.c.Patch(ctx, resServices, "kube-public", "app", client.MergePatchType, patch, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := actions(apply(v1)); got != "kube-public/app unchanged, kube-public/app unchanged" {
+		t.Fatalf("the same manifest again: %s", got)
+	}
+
+	// v2 removes replicas, the label tier, env B and the metrics port.
+	v2 := strings.NewReplacer("  replicas: 3\n", "", ", tier: front", "", "        - {name: B, value: \"2\"}\n", "", "  - {name: metrics, port: 9090}\n", "").Replace(v1)
+	if got := actions(apply(v2)); got != "kube-public/app configured, kube-public/app configured" {
+		t.Fatalf("apply v2: %s", got)
+	}
+	if err := ts.c.Get(ctx, resDeploys, "kube-public", "app", &d); err != nil {
+		t.Fatal(err)
+	}
+	env := d.Spec.Template.Spec.Containers[0].Env
+	if *d.Spec.Replicas != 1 || d.Labels["tier"] != "" || d.Labels["app"] != "app" || len(env) != 1 || env[0].Name != "A" {
+		t.Errorf("deployment after v2: replicas %d (want the default 1), labels %v, env %+v", *d.Spec.Replicas, d.Labels, env)
+	}
+	var s api.Service
+	if err := ts.c.Get(ctx, resServices, "kube-public", "app", &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Spec.Ports) != 1 || s.Spec.Ports[0].Name != "http" || s.Labels["tier"] != "" || s.Labels["extra"] != "yes" || s.Annotations["owner"] != "ops" {
+		t.Errorf("service after v2: ports %+v labels %v annotations %v", s.Spec.Ports, s.Labels, s.Annotations)
+	}
+
+	// An object created without apply: patched (nothing it has is deleted,
+	// there being no record), and recorded from now on.
+	if err := ts.c.Create(ctx, resServices, "kube-public", service("plain", 80)); err != nil {
+		t.Fatal(err)
+	}
+	const plain = "apiVersion: v1\nkind: Service\nmetadata: {name: plain, labels: {x: z}}\nspec: {selector: {app: plain}, ports: [{port: 80, targetPort: 8080}]}\n"
+	if got := actions(apply(plain)); got != "kube-public/plain configured" {
+		t.Fatalf("apply over a created Service: %s", got)
+	}
+	if err := ts.c.Get(ctx, resServices, "kube-public", "plain", &s); err != nil || s.Labels["x"] != "z" || s.Annotations[web.LastAppliedAnnotation] == "" {
+		t.Fatalf("plain after apply: %v %v %v", err, s.Labels, s.Annotations)
+	}
+
+	// generateName cannot be applied.
+	code, data, _ := b.do(http.MethodPost, "/ui/apply", "application/yaml", []byte("apiVersion: v1\nkind: Service\nmetadata: {generateName: x-}\nspec: {ports: [{port: 80}]}\n"), nil)
+	if code != http.StatusOK || !contains(data, "cannot use generate name with apply") {
+		t.Fatalf("generateName: %d %s", code, data)
+	}
 }

@@ -275,22 +275,40 @@ const deployments = {
 // ---- pods
 const pods = {
   mount(el, route) {
-    el.innerHTML = `<h1>${esc(t('pod.title'))}</h1>${namespaceFilter(route)}<div id="pod-table"></div><section id="logs" hidden aria-labelledby="logs-h"><h2 id="logs-h"></h2><button type="button" class="secondary" id="logs-close">${esc(t('pod.close'))}</button><pre class="logs" id="logs-text" tabindex="0"></pre></section>`;
+    el.innerHTML = `<h1>${esc(t('pod.title'))}</h1>${namespaceFilter(route)}<div id="pod-table"></div>
+      <section id="logs" hidden aria-labelledby="logs-h"><h2 id="logs-h"></h2>
+        <div class="filters"><span id="logs-pick"><label for="logs-container">${esc(t('pod.container'))}</label> <select id="logs-container"></select></span>
+        <button type="button" class="secondary" id="logs-refresh">${esc(t('pod.refresh'))}</button>
+        <button type="button" class="secondary" id="logs-close">${esc(t('pod.close'))}</button></div>
+        <pre class="logs" id="logs-text" tabindex="0"></pre></section>`;
     bindNamespaceFilter(el, route);
-    el.querySelector('#logs-close').addEventListener('click', () => { el.querySelector('#logs').hidden = true; });
-    el.querySelector('#pod-table').addEventListener('click', async (e) => {
+    const sec = el.querySelector('#logs'), pre = el.querySelector('#logs-text'), pick = el.querySelector('#logs-container');
+    let shown = null; // [ns, name] of the pod whose logs are open
+    const load = async (focus) => {
+      const [ns, name] = shown;
+      pre.textContent = t('loading');
+      const q = new URLSearchParams({ tailLines: '500' });
+      if (pick.value) q.set('container', pick.value);
+      const r = await request('GET', `/ui/proxy/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(name)}/log?${q}`);
+      pre.textContent = r.ok ? (typeof r.data === 'string' ? r.data : JSON.stringify(r.data)) : t('pod.noLogs', { msg: errMsg(r) });
+      if (focus) { sec.scrollIntoView({ block: 'nearest' }); pre.focus(); }
+    };
+    el.querySelector('#logs-close').addEventListener('click', () => { sec.hidden = true; shown = null; });
+    el.querySelector('#logs-refresh').addEventListener('click', () => shown && load(false));
+    pick.addEventListener('change', () => shown && load(false));
+    el.querySelector('#pod-table').addEventListener('click', (e) => {
       const b = e.target.closest('button[data-logs]');
       if (!b) return;
-      const [ns, name] = b.dataset.logs.split('/');
-      const sec = el.querySelector('#logs');
+      shown = b.dataset.logs.split('/');
+      const p = state.store.pods.get(b.dataset.logs);
+      // A pod of several containers: the logs of one, chosen here.
+      const names = [...(p?.spec?.initContainers || []), ...(p?.spec?.containers || [])].map((c) => c.name);
+      pick.innerHTML = names.map((n) => `<option>${esc(n)}</option>`).join('');
+      pick.value = (p?.spec?.containers || [])[0]?.name || '';
+      el.querySelector('#logs-pick').hidden = names.length < 2;
       sec.hidden = false;
-      el.querySelector('#logs-h').textContent = t('pod.logsOf', { name });
-      const pre = el.querySelector('#logs-text');
-      pre.textContent = t('loading');
-      const r = await request('GET', `/ui/proxy/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(name)}/log?tailLines=500`);
-      pre.textContent = r.ok ? (typeof r.data === 'string' ? r.data : JSON.stringify(r.data)) : t('pod.noLogs', { msg: errMsg(r) });
-      sec.scrollIntoView({ block: 'nearest' });
-      pre.focus();
+      el.querySelector('#logs-h').textContent = t('pod.logsOf', { name: shown[1] });
+      load(true);
     });
   },
   update(el, route) {
@@ -373,8 +391,10 @@ const create = {
       </form>
       <h2 id="apply-h">${esc(t('create.apply'))}</h2>
       <form id="apply-form" aria-labelledby="apply-h">
+        <p class="hint" id="manifest-hint">${esc(t('create.applyHint'))}</p>
+        <p class="filters"><label for="apply-ns">${esc(t('create.applyNs'))}</label><select id="apply-ns"></select></p>
         <label for="manifest">${esc(t('create.manifest'))}</label>
-        <textarea id="manifest" rows="14" required spellcheck="false">apiVersion: apps/v1
+        <textarea id="manifest" rows="14" required spellcheck="false" aria-describedby="manifest-hint">apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: hello
@@ -421,15 +441,16 @@ spec:
     el.querySelector('#apply-form').addEventListener('submit', async (e) => {
       e.preventDefault();
       const out = el.querySelector('#apply-out');
-      const r = await request('POST', '/ui/apply', el.querySelector('#manifest').value, 'application/yaml');
+      const ns = el.querySelector('#apply-ns').value || 'default';
+      const r = await request('POST', '/ui/apply?namespace=' + encodeURIComponent(ns), el.querySelector('#manifest').value, 'application/yaml');
       if (!r.ok) { out.innerHTML = `<li class="error">${esc(t('error', { msg: errMsg(r) }))}</li>`; return; }
-      out.innerHTML = r.data.results.map((x) => `<li class="${x.action === 'error' ? 'error' : 'okmsg'}">${esc(t('create.applied', { kind: x.kind, name: (x.namespace ? x.namespace + '/' : '') + x.name, action: x.action }))}${x.message ? ': ' + esc(x.message) : ''}</li>`).join('');
+      out.innerHTML = r.data.results.map((x) => `<li class="${x.action === 'error' ? 'error' : 'okmsg'}">${esc(t('create.applied', { kind: x.kind, name: (x.namespace ? x.namespace + '/' : '') + x.name, action: t('apply.' + x.action) }))}${x.message ? ': ' + esc(x.message) : ''}</li>`).join('');
     });
   },
   update(el) {
-    const sel = el.querySelector('#svc-ns');
-    if (!sel) return; // not mounted (yet, or any more)
-    fillNamespaces(sel, sel.value || 'default', false);
+    for (const sel of [el.querySelector('#svc-ns'), el.querySelector('#apply-ns')]) {
+      if (sel) fillNamespaces(sel, sel.value || 'default', false); // absent when not mounted (read-only sessions)
+    }
   },
 };
 
