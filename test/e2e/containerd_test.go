@@ -412,4 +412,3 @@ func BenchmarkApplyToFirstResponseContainerd(b *testing.B) {
 		})
 	}
 }
-
