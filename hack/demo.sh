@@ -9,6 +9,14 @@
 # only. A second namespace, skiff-demo-ext, stands for a machine outside the
 # node (the NodePort client). `make demo-stop` (hack/demo-stop.sh) removes it
 # all.
+#
+# Options (environment, or make variables: make demo RUNTIME=containerd):
+#   RUNTIME=process     (default) pods are processes: nothing to start, no image
+#   RUNTIME=containerd  pods are containers of a containerd the agent starts
+#                       itself under .skiff-demo/containerd (a containerd of
+#                       the machine is not used), from the image of this very
+#                       skiff binary (skiff image build --self --import)
+#   SKIFF_DEMO_PROXY_MODE=iptables (default) | nftables
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -18,6 +26,8 @@ EXT=${NS}-ext
 DIR=${SKIFF_DEMO_DIR:-$ROOT/.skiff-demo}
 PORT=${SKIFF_DEMO_PORT:-16443}
 MODE=${SKIFF_DEMO_PROXY_MODE:-iptables}
+RUNTIME=${RUNTIME:-${SKIFF_DEMO_RUNTIME:-process}}
+IMAGE=skiff.local/netexec:dev # the image examples/ name
 NODE_IP=192.0.2.10
 EXT_IP=192.0.2.100
 LB_CIDR=198.51.100.0/28 # LoadBalancer addresses; the outside routes them to the node
@@ -32,6 +42,10 @@ inns() { ip netns exec "$NS" "$@"; }
 die()  { echo "demo: $*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "run as root (it creates network namespaces): sudo make demo"
+case "$RUNTIME" in
+  process | containerd) ;;
+  *) die "RUNTIME=$RUNTIME: want process or containerd" ;;
+esac
 for n in "$NS" "$EXT"; do
   if ip netns list | awk '{print $1}' | grep -qx "$n"; then
     die "namespace $n exists: a demo is running (make demo-stop first)"
@@ -43,6 +57,11 @@ say "Dependencies and build"
 ./hack/install-deps.sh
 command -v go >/dev/null || die "needs Go >= 1.26 on PATH (https://go.dev/dl/)"
 run make build
+if [ "$RUNTIME" = containerd ]; then
+  for b in containerd containerd-shim-runc-v2 runc; do
+    command -v "$b" >/dev/null || die "RUNTIME=containerd needs $b on PATH (Debian: containerd, runc)"
+  done
+fi
 
 export KUBECONFIG=$DIR/admin.kubeconfig
 mkdir -p "$DIR"
@@ -61,10 +80,16 @@ ip netns exec "$EXT" ip addr add "$EXT_IP/24" dev skiff-ext0
 ip netns exec "$EXT" ip link set skiff-ext0 up
 ip netns exec "$EXT" ip route add "$LB_CIDR" via "$NODE_IP"
 
-say "skiff server inside $NS (built-in agent, process runtime, proxy mode $MODE)"
+# With containerd the agent is pointed at a socket in its own data dir where
+# nothing answers yet: it starts its own containerd there (and stops it when
+# it exits), leaving any containerd of the machine alone.
+CTRD_SOCK=$DIR/containerd/containerd.sock
+RUNTIME_FLAGS=(--runtime "$RUNTIME")
+[ "$RUNTIME" = containerd ] && RUNTIME_FLAGS+=(--containerd-socket "$CTRD_SOCK")
+say "skiff server inside $NS (built-in agent, $RUNTIME runtime, proxy mode $MODE)"
 # The server runs with its own session so that it outlives this script.
 setsid ip netns exec "$NS" "$SKIFF" server --data-dir "$DIR" --listen 127.0.0.1:6443 \
-  --node-name demo-node --node-ip "$NODE_IP" --runtime process --proxy-mode "$MODE" --lb-cidr "$LB_CIDR" \
+  --node-name demo-node --node-ip "$NODE_IP" "${RUNTIME_FLAGS[@]}" --proxy-mode "$MODE" --lb-cidr "$LB_CIDR" \
   >"$DIR/server.log" 2>&1 < /dev/null &
 echo $! > "$DIR/server.pid"
 echo "server pid $(cat "$DIR/server.pid"), log $DIR/server.log"
@@ -74,7 +99,19 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 kq get node demo-node -o name >/dev/null || die "the node did not register (see $DIR/server.log)"
+# Ready once the agent has the pod network and the proxy in place.
+for _ in $(seq 100); do
+  [ "$(kq get node demo-node -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ] && break
+  sleep 0.1
+done
 k get nodes -o wide
+
+if [ "$RUNTIME" = containerd ]; then
+  say "The pods' image: this skiff binary, packed without a registry, into the agent's containerd"
+  echo "(examples/ run 'skiff netexec ...' from $IMAGE: /skiff, with / on the image's PATH)"
+  run "$SKIFF" image build --self --name "$IMAGE" --import --containerd-socket "$CTRD_SOCK" --data-dir "$DIR"
+  run "$SKIFF" image ls --containerd-socket "$CTRD_SOCK" --data-dir "$DIR"
+fi
 
 say "Apply examples/ (Deployment backend x3 + ClusterIP backend-svc, client pod, NodePort, LoadBalancer, ExternalName, headless + StatefulSet)"
 TA=$(date +%s.%N)
@@ -92,6 +129,10 @@ TB=$(date +%s.%N)
 awk -v a="$TA" -v b="$TB" 'BEGIN { printf "apply -> first response from the client pod through http://backend-svc: %.2f s\n", b - a }'
 k rollout status deployment/backend --timeout=60s
 k get pods -o wide
+if [ "$RUNTIME" = containerd ]; then
+  echo "each pod is a containerd task (containerd namespace skiff):"
+  run ctr --address "$CTRD_SOCK" -n skiff tasks ls
+fi
 
 say "The Service and its ClusterIP"
 k get svc
@@ -105,6 +146,8 @@ rules() {
   if [ "$MODE" = iptables ]; then
     printf '\033[2m$ iptables-save | grep backend-svc\033[0m\n'
     inns iptables-save -t nat 2>/dev/null | grep -v '^#' | grep 'default/backend-svc' || true
+    echo "(KUBE-SERVICES sends the ClusterIP to KUBE-SVC-...; its rules are tried in order: the first takes 1/N,"
+    echo " the next 1/(N-1) of the rest, ..., the last the rest, so each KUBE-SEP-... DNAT to a pod gets 1/N overall)"
   else
     # One chain per Service port picks an endpoint with numgen random mod N
     # (each with probability 1/N) out of a shared endpoints map.
@@ -171,7 +214,9 @@ k rollout status deployment/backend --timeout=60s
 sleep 0.5
 k get endpointslices -l kubernetes.io/service-name=backend-svc
 if [ "$MODE" = iptables ]; then
+  printf '\033[2m$ iptables-save | grep -- "-A KUBE-SVC.*backend-svc"\033[0m\n'
   inns iptables-save -t nat 2>/dev/null | grep -v '^#' | grep 'default/backend-svc' | grep -- '-A KUBE-SVC' || true
+  echo "(1/5, 1/4, 1/3, 1/2, the rest: 1/5 each)"
 else
   rules
 fi
