@@ -58,7 +58,7 @@ done
 CTRD_SOCK=$DIR/containerd/containerd.sock
 if [ -d "$DIR/containerd" ]; then
   for pid in $(ls /proc | grep -E '^[0-9]+$'); do
-    if tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q -- "-address $CTRD_SOCK"; then
+    if { tr '\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null | grep -q -- "-address $CTRD_SOCK"; then
       for child in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do
         echo "killing leftover container process $child (of shim $pid)"
         kill -KILL "$child" 2>/dev/null

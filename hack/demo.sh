@@ -87,8 +87,12 @@ CTRD_SOCK=$DIR/containerd/containerd.sock
 RUNTIME_FLAGS=(--runtime "$RUNTIME")
 [ "$RUNTIME" = containerd ] && RUNTIME_FLAGS+=(--containerd-socket "$CTRD_SOCK")
 say "skiff server inside $NS (built-in agent, $RUNTIME runtime, proxy mode $MODE)"
-# The server runs with its own session so that it outlives this script.
-setsid ip netns exec "$NS" "$SKIFF" server --data-dir "$DIR" --listen 127.0.0.1:6443 \
+# The server runs with its own session so that it outlives this script. It
+# enters only the namespace's network (nsenter --net), not `ip netns exec`:
+# that also gives the process a mount namespace with a fresh /sys, without
+# /sys/fs/cgroup, where runc cannot create a container ("no cgroup mount
+# found in mountinfo").
+setsid nsenter --net="/run/netns/$NS" "$SKIFF" server --data-dir "$DIR" --listen 127.0.0.1:6443 \
   --node-name demo-node --node-ip "$NODE_IP" "${RUNTIME_FLAGS[@]}" --proxy-mode "$MODE" --lb-cidr "$LB_CIDR" \
   >"$DIR/server.log" 2>&1 < /dev/null &
 echo $! > "$DIR/server.pid"
@@ -130,7 +134,8 @@ awk -v a="$TA" -v b="$TB" 'BEGIN { printf "apply -> first response from the clie
 k rollout status deployment/backend --timeout=60s
 k get pods -o wide
 if [ "$RUNTIME" = containerd ]; then
-  echo "each pod is a containerd task (containerd namespace skiff):"
+  echo "each pod's container is a containerd container (namespace skiff) with a running task:"
+  k get pods -o 'jsonpath={range .items[*]}{.metadata.name}{"\t"}{.status.containerStatuses[0].containerID}{"\n"}{end}'
   run ctr --address "$CTRD_SOCK" -n skiff tasks ls
 fi
 
