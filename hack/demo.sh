@@ -146,8 +146,26 @@ VIP=$(kq get svc backend-svc -o 'jsonpath={.spec.clusterIP}')
 say "The EndpointSlice (the ready backends)"
 k get endpointslices -l kubernetes.io/service-name=backend-svc
 
+# rule_endpoints: how many endpoints the kernel rules spread backend-svc
+# over right now (the proxy follows the EndpointSlice within ~100 ms).
+rule_endpoints() {
+  if [ "$MODE" = iptables ]; then
+    inns iptables-save -t nat 2>/dev/null | grep -c -- '-A KUBE-SVC-.*"default/backend-svc:http -> ' || true
+  else
+    inns nft list table ip skiff 2>/dev/null | grep -A3 'chain service-.*default/backend-svc/' |
+      grep -o 'mod [0-9]*' | head -1 | cut -d' ' -f2
+  fi
+}
+wait_rules() { # wait_rules N: until the rules spread over N endpoints
+  for _ in $(seq 100); do
+    [ "$(rule_endpoints)" = "$1" ] && return 0
+    sleep 0.05
+  done
+  echo "(the proxy has not written the rules for $1 endpoints yet; see $DIR/server.log)"
+}
+
 say "The kernel rules, with their probabilities ($MODE, inside $NS)"
-rules() {
+rules() { # one snapshot of the rules, so that what is shown is consistent
   if [ "$MODE" = iptables ]; then
     printf '\033[2m$ iptables-save | grep backend-svc\033[0m\n'
     inns iptables-save -t nat 2>/dev/null | grep -v '^#' | grep 'default/backend-svc' || true
@@ -156,24 +174,29 @@ rules() {
   else
     # One chain per Service port picks an endpoint with numgen random mod N
     # (each with probability 1/N) out of a shared endpoints map.
+    local dump chain m off n
+    dump=$(inns nft list table ip skiff)
+    chain=$(grep -A3 'chain service-.*default/backend-svc/' <<<"$dump" || true)
     printf '\033[2m$ nft list table ip skiff | grep -A3 "chain service-.*backend-svc"\033[0m\n'
-    inns nft list table ip skiff | grep -A3 'chain service-.*default/backend-svc/' || true
-    local m off n
-    m=$(inns nft list table ip skiff | grep -A3 'chain service-.*default/backend-svc/' | grep -o 'map @endpoints-[0-9]*' | head -1 | cut -d@ -f2)
-    off=$(inns nft list table ip skiff | grep -A3 'chain service-.*default/backend-svc/' | grep -o 'offset [0-9]*' | head -1 | cut -d' ' -f2)
-    n=$(inns nft list table ip skiff | grep -A3 'chain service-.*default/backend-svc/' | grep -o 'mod [0-9]*' | head -1 | cut -d' ' -f2)
-    if [ -n "$m" ]; then
-      printf '\033[2m$ nft list map ip skiff %s   # keys %s..%s+%s-1: backend-svc'"'"'s endpoints\033[0m\n' "$m" "${off:-0}" "${off:-0}" "$n"
-      inns nft list map ip skiff "$m" | tr ',{}' '\n\n\n' | grep -o '0x[0-9a-f]* : [0-9.]* \. [0-9]*' |
-        while read -r key _ ep; do
+    echo "$chain"
+    m=$(grep -o 'map @endpoints-[0-9]*' <<<"$chain" | head -1 | cut -d@ -f2)
+    off=$(grep -o 'offset [0-9]*' <<<"$chain" | head -1 | cut -d' ' -f2)
+    n=$(grep -o 'mod [0-9]*' <<<"$chain" | head -1 | cut -d' ' -f2)
+    if [ -n "$m" ] && [ -n "$n" ]; then
+      printf '\033[2m$ nft list map ip skiff %s   # keys %s..%s: backend-svc'"'"'s endpoints (the map is shared)\033[0m\n' \
+        "$m" "${off:-0}" "$(( ${off:-0} + n - 1 ))"
+      awk -v m="map $m {" 'index($0, m) { on = 1 } on && /elements/ { p = 1 } p { print } p && /}/ { exit }' <<<"$dump" |
+        tr ',{}' '\n\n\n' | grep -o '0x[0-9a-f]* : [0-9.]* \. [0-9]*' |
+        while read -r key _ ep _ port; do
           k=$((key))
           if [ "$k" -ge "${off:-0}" ] && [ "$k" -lt $(( ${off:-0} + n )) ]; then
-            echo "  $k -> $ep   (probability 1/$n)"
+            echo "  $k -> $ep:$port   (probability 1/$n)"
           fi
         done || true
     fi
   fi
 }
+wait_rules 3
 rules
 
 say "A DNS answer (the node DNS on the pod bridge's gateway)"
@@ -216,7 +239,7 @@ fi
 say "Scale to 5 and the new spread"
 k scale deployment/backend --replicas=5
 k rollout status deployment/backend --timeout=60s
-sleep 0.5
+wait_rules 5
 k get endpointslices -l kubernetes.io/service-name=backend-svc
 if [ "$MODE" = iptables ]; then
   printf '\033[2m$ iptables-save | grep -- "-A KUBE-SVC.*backend-svc"\033[0m\n'
