@@ -3,8 +3,8 @@
 #
 # Everything runs inside a network namespace of its own (skiff-demo), so no
 # rule, route or address of the machine's own network is touched: `skiff
-# server` (API, controllers, built-in node agent with the process runtime,
-# service proxy in iptables mode) listens on 127.0.0.1:6443 inside it, and
+# server` (API, controllers, built-in node agent with the process runtime or
+# containerd, service proxy in iptables mode) listens on 127.0.0.1:6443 inside it, and
 # `skiff netns-forward` makes that port reachable from the host's loopback
 # only. A second namespace, skiff-demo-ext, stands for a machine outside the
 # node (the NodePort client). `make demo-stop` (hack/demo-stop.sh) removes it
@@ -51,6 +51,8 @@ for n in "$NS" "$EXT"; do
     die "namespace $n exists: a demo is running (make demo-stop first)"
   fi
 done
+# A data dir left by an earlier demo would bring its pods back.
+[ -e "$DIR" ] && die "$DIR exists: an earlier demo left it (make demo-stop removes it)"
 trap 'echo "demo: a step failed; make demo-stop removes what was made" >&2' ERR
 
 say "Dependencies and build"
