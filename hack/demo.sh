@@ -178,6 +178,11 @@ rules() { # one snapshot of the rules, so that what is shown is consistent
     # (each with probability 1/N) out of a shared endpoints map.
     local dump chain m off n
     dump=$(inns nft list table ip skiff)
+    # The dispatch (KUBE-SERVICES in iptables mode): a verdict map from
+    # ClusterIP . protocol . port to the Service port's chain.
+    printf '\033[2m$ nft list map ip skiff service-ips | grep %s\033[0m\n' "$VIP"
+    awk '/map service-ips \{/ { on = 1 } on && /elements/ { p = 1 } p { print } p && /}/ { exit }' <<<"$dump" |
+      tr ',{}' '\n\n\n' | grep -F "$VIP . " | sed 's/^[[:space:]]*/  /' || true
     chain=$(grep -A3 'chain service-.*default/backend-svc/' <<<"$dump" || true)
     printf '\033[2m$ nft list table ip skiff | grep -A3 "chain service-.*backend-svc"\033[0m\n'
     echo "$chain"
