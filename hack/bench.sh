@@ -17,9 +17,12 @@ else
 fi
 run go test -count=1 -run '^TestIdleRSSAndBinarySize$' -v ./server/ | grep -E 'binary size|idle RSS|^(ok|FAIL|---)'
 # End to end (root): apply -> first response, a deleted pod out of the
-# rules, failed requests and rate during a rolling update, in both modes.
+# rules, failed requests and rate during a rolling update, in both modes,
+# on the process runtime and (with containerd and runc) on containerd.
 if [ "$(id -u)" -eq 0 ]; then
-  run go test -count=1 -run '^TestSeeds$' -v ./test/e2e/ | grep -E 'first response|still serving|rolling update in|^(ok|FAIL|--- FAIL)'
+  run go test -count=1 -run '^(TestSeeds|TestContainerdRuntime)$' -v ./test/e2e/ |
+    grep -E 'first response|still serving|rolling update in|SKIP|^(ok|FAIL|--- FAIL)'
+  run go test -count=1 -run '^$' -bench 'ApplyToFirstResponse' -benchtime 5x ./test/e2e/ | grep -E 'Benchmark|^(ok|FAIL)'
 else
   echo "bench: end-to-end figures skipped (need root)"
 fi

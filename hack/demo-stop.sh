@@ -2,8 +2,9 @@
 # Stops the demo started by hack/demo.sh and removes everything it made:
 # the workloads (deleted through the API so the agent stops them and tears
 # their networks down), the server and the forwarder (by their recorded
-# PIDs), any pod process left over (by the PIDs in the runtime's state
-# files), the namespaces and the demo's data dir.
+# PIDs), any pod process left over (by the PIDs in the process runtime's
+# state files; with RUNTIME=containerd the agent's containerd and its shims,
+# by PID), the namespaces and the demo's data dir.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -48,6 +49,26 @@ for f in "$DIR"/runtime/process/*.json; do
     kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
   fi
 done
+
+# The containerd runtime: the server stopped its containerd and the agent
+# removed every container with its pod. Whatever outlived that (the server
+# was killed, say) is found by PID: the daemon from its pid file, each shim
+# because its command line names the demo's socket (its children, the
+# containers' processes, first).
+CTRD_SOCK=$DIR/containerd/containerd.sock
+if [ -d "$DIR/containerd" ]; then
+  for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+    if { tr '\0' ' ' < "/proc/$pid/cmdline"; } 2>/dev/null | grep -q -- "-address $CTRD_SOCK"; then
+      for child in $(cat /proc/"$pid"/task/*/children 2>/dev/null); do
+        echo "killing leftover container process $child (of shim $pid)"
+        kill -KILL "$child" 2>/dev/null
+      done
+      echo "killing leftover containerd shim $pid"
+      kill -KILL "$pid" 2>/dev/null
+    fi
+  done
+  stop_pid "$(cat "$DIR/containerd/containerd.pid" 2>/dev/null || true)" containerd
+fi
 
 # Pod network namespaces are bind mounts under the data dir.
 if [ -d "$DIR" ]; then

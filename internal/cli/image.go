@@ -115,8 +115,9 @@ func newImageBuildCommand(o *ImageOptions, run func(context.Context, ImageOption
 		Long: `build packs local files into a one-layer image, without a registry or a build
 tool, and writes it as an OCI image layout (or docker-save) tar with -o, or
 loads it into containerd with --import. --self packs this skiff binary (which
-must be static, as 'make build' makes it) at /skiff with ENTRYPOINT [/skiff]
-and CMD [netexec]: the test workload, as
+must be static, as 'make build' makes it) at /skiff with ENTRYPOINT [/skiff],
+CMD [netexec] and a PATH ending in / (so a pod command "skiff netexec ..."
+finds /skiff): the test workload the examples run, as
 
   skiff image build --self --name skiff.local/netexec:dev --import`,
 		Args: cobra.NoArgs,

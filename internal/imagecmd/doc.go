@@ -12,5 +12,6 @@
 //   - Output is one line per image for import and pull (the name first),
 //     a table for ls; progress goes to the same writer, before the result.
 //   - build --self refuses a dynamically linked skiff (it could not run
-//     in an image without a libc).
+//     in an image without a libc); its PATH ends in / (SelfPath), so the
+//     command `skiff` in a pod finds /skiff.
 package imagecmd

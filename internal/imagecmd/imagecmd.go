@@ -171,6 +171,16 @@ func Remove(ctx context.Context, o cli.ImageOptions, refs []string, out io.Write
 	return nil
 }
 
+// DefaultPath is an image's PATH unless --env sets one.
+const DefaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// SelfPath is a --self image's default PATH: DefaultPath then /, where
+// skiff is, so that a pod command `skiff netexec ...` (the examples')
+// finds /skiff under containerd as any command is found, and one manifest
+// runs on both runtimes (the process runtime runs `skiff` as the agent's
+// own binary).
+const SelfPath = DefaultPath + ":/"
+
 // BuildImage turns build flags into an image description.
 func BuildImage(b cli.ImageBuildOptions) (ociarchive.Image, error) {
 	img := ociarchive.Image{Name: b.Name, Entrypoint: b.Entrypoint, Cmd: b.Cmd, Env: b.Env, WorkingDir: b.WorkingDir}
@@ -205,7 +215,10 @@ func BuildImage(b cli.ImageBuildOptions) (ociarchive.Image, error) {
 		img.Files = append(img.Files, ociarchive.File{Path: path.Clean("/" + dst), Source: host, Mode: st.Mode().Perm()})
 	}
 	if len(img.Env) == 0 {
-		img.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+		img.Env = []string{DefaultPath}
+		if b.Self {
+			img.Env = []string{SelfPath}
+		}
 	}
 	return img, nil
 }

@@ -37,8 +37,12 @@ func TestBuildImage(t *testing.T) {
 	// accept a static binary and refuse a dynamic one.
 	exe, _ := os.Executable()
 	static := requireStatic(exe) == nil
-	if _, err := BuildImage(cli.ImageBuildOptions{Name: "x", Self: true}); (err == nil) != static {
+	self, err := BuildImage(cli.ImageBuildOptions{Name: "x", Self: true})
+	if (err == nil) != static {
 		t.Fatalf("--self on a binary that is static=%v: %v", static, err)
+	}
+	if err == nil && (len(self.Env) != 1 || self.Env[0] != SelfPath || !strings.HasSuffix(self.Env[0], ":/")) {
+		t.Fatalf("--self env %v: want PATH ending in / (where skiff is)", self.Env)
 	}
 	if err := requireStatic("/bin/sh"); err == nil {
 		t.Skip("/bin/sh is static here; cannot check the refusal")

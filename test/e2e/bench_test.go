@@ -47,6 +47,11 @@ var benchSteps = []string{"ips", "running", "ready1", "slice1", "rules1", "clien
 func applyToFirstResponse(b *testing.B, mode string) map[string]time.Duration {
 	c := newCluster(b, mode)
 	defer c.cleanup()
+	return applyToFirstResponseIn(b, c, mode)
+}
+
+// applyToFirstResponseIn is applyToFirstResponse on a fresh cluster c.
+func applyToFirstResponseIn(b *testing.B, c *cluster, mode string) map[string]time.Duration {
 	var mu sync.Mutex
 	at := map[string]time.Duration{}
 	start := time.Now()

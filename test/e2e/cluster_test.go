@@ -91,6 +91,10 @@ type cluster struct {
 	ext     *netnstest.NS
 	dataDir string
 	gateway netip.Addr // the node DNS: the pod bridge's gateway
+	// beforeStop and afterStop, when set, run in cleanup once the
+	// workloads are gone and before the server stops, and after it
+	// stopped (the containerd runtime's leftovers: containerd_test.go).
+	beforeStop, afterStop func()
 	// clientIP is the client pod's IP once known (dial reads it from
 	// load goroutines, which must not call t.Fatal).
 	clientIP atomic.Value
@@ -107,7 +111,9 @@ func (c *cluster) run(t *testing.T, name string, f func(t *testing.T)) {
 	})
 }
 
-func newCluster(t testing.TB, mode string) *cluster {
+// newCluster starts a cluster in proxy mode mode; opts change the server's
+// configuration before it starts (e.g. the runtime).
+func newCluster(t testing.TB, mode string, opts ...func(*config.Server)) *cluster {
 	t.Helper()
 	requireRoot(t)
 	c := &cluster{t: t, mode: mode, node: netnstest.NewNode(t), ext: netnstest.New(t, "ext"), dataDir: t.TempDir()}
@@ -130,6 +136,10 @@ func newCluster(t testing.TB, mode string) *cluster {
 	cfg.ProxyMode = mode
 	cfg.DNSUpstream = []string{"127.0.0.1:1"} // nothing outside the cluster is asked
 	cfg.LBCIDR = lbPool
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c.dataDir = cfg.DataDir
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s, err := server.Start(ctx, cfg, testLog())
@@ -188,8 +198,14 @@ func (c *cluster) cleanup() {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	if c.beforeStop != nil {
+		c.beforeStop()
+	}
 	if err := c.s.Stop(); err != nil {
 		c.t.Errorf("server Stop: %v", err)
+	}
+	if c.afterStop != nil {
+		c.afterStop()
 	}
 	rt, err := process.New(process.Config{StateDir: filepath.Join(c.dataDir, "runtime", "process")})
 	if err == nil {

@@ -7,14 +7,21 @@
 // real service proxy programming the namespace's kernel. A second
 // namespace joined to the node by a veth is a machine outside the node.
 // Workloads are the repository's examples/, applied with the in-process
-// `skiff apply -f`.
+// `skiff apply -f`. TestContainerdRuntime runs the cases where the runtime
+// matters again with --runtime containerd: the built-in agent starts its
+// own containerd under the data dir, and the image examples/ name
+// (skiff.local/netexec:dev) is a static skiff built from testdata/skiff,
+// so the same manifests run on both runtimes.
 //
 // # Invariants
 //
-//   - Root only: without root (or the CNI plugins, iptables, nft) every
+//   - Root only: without root (or the CNI plugins, iptables, nft; for
+//     the containerd runtime containerd, its runc shim and runc) every
 //     test skips saying what is missing.
 //   - Traffic goes only to loopback and to the namespaces the test made;
 //     rules are written only inside them. Every pod process, pod network
-//     and namespace is removed at the end, by PID and by path.
+//     and namespace is removed at the end, by PID and by path; with
+//     containerd also every container, shim, the agent's containerd and
+//     every mount under the data dir (any left is an error).
 //   - Nothing asserts wall-clock times; figures are logged (go test -v).
 package e2e

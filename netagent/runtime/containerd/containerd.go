@@ -478,7 +478,7 @@ func (r *Runtime) Remove(ctx context.Context, id string) error {
 
 // Logs copies the container's log file (stdout and stderr as written) to
 // w; with follow it keeps copying what is appended until the container has
-// exited and its output is drained, or ctx is done (nil).
+// exited (or was removed) and its output is drained, or ctx is done (nil).
 func (r *Runtime) Logs(ctx context.Context, id string, follow bool, w io.Writer) error {
 	st, err := r.Status(ctx, id)
 	if err != nil {
@@ -504,6 +504,15 @@ func (r *Runtime) Logs(ctx context.Context, id string, follow bool, w io.Writer)
 		case <-tick.C:
 		}
 		st, err := r.Status(ctx, id)
+		if errors.Is(err, runtime.ErrNotFound) {
+			// Exited and already removed (the agent removes a deleted
+			// pod's containers at once): its last lines are still in
+			// the open file.
+			if _, err := io.Copy(w, f); err != nil {
+				return fmt.Errorf("runtime/containerd: logs of %s: %w", id, err)
+			}
+			return nil
+		}
 		if err != nil {
 			return err
 		}

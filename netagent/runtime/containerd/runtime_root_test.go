@@ -303,3 +303,36 @@ func TestAdoptionAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLogsFollowRemoved: Logs(follow) of a container stopped and removed
+// at once (as the agent does with a deleted pod's) ends without an error,
+// with the last lines it wrote.
+func TestLogsFollowRemoved(t *testing.T) {
+	e := requireContainerd(t)
+	// A poll interval long enough for the stop and the removal to land
+	// between two polls.
+	rt, err := New(context.Background(), Config{Socket: e.daemon.Socket, LogPollInterval: time.Second, LogRoot: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	ctx := context.Background()
+	pod := netnstest.New(t, "pod")
+	st := start(t, rt, newSandbox(t, "removed", pod.Path), runtime.ContainerSpec{Name: "main", Image: testImage,
+		Args: []string{"netexec", "--http-port=8080", "--udp-port=-1"}})
+	var b strings.Builder
+	fctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- rt.Logs(fctx, st.ID, true, &b) }()
+	time.Sleep(200 * time.Millisecond) // Logs is past its first copy
+	if err := rt.Stop(ctx, st.ID, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Remove(ctx, st.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil || fctx.Err() != nil || !strings.Contains(b.String(), "netexec: stopped") {
+		t.Fatalf("Logs(follow) of a removed container: %v (ctx %v): %q", err, fctx.Err(), b.String())
+	}
+}
