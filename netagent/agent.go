@@ -239,6 +239,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	logFor := func(name string) *slog.Logger { return a.log.With("informer", name) }
 	nodePods := inf.For(a.res.pods, client.InformerOptions{FieldSelector: "spec.nodeName=" + a.cfg.NodeName, Logger: logFor("node-pods")})
 
+	if err := a.startPodRoutes(ctx, &wg, inf, podCIDR); err != nil { // podroutes.go
+		return err
+	}
+
 	dnsRun, err := a.listenDNS(inf, gw, podCIDR, svcCIDR)
 	if err != nil {
 		return err

@@ -46,6 +46,11 @@ type Config struct {
 	// ClusterCIDR is the whole pod range (the server's --cluster-cidr); the
 	// proxy masquerades traffic from outside it. Zero: the node's podCIDR.
 	ClusterCIDR netip.Prefix
+	// PodRoutes is how this node's pods reach other nodes' pods: host-gw
+	// (the default: a route to every other node's podCIDR via its
+	// InternalIP, in the node's namespace; the nodes must share an L2
+	// segment; see netagent/podroutes) or none (something else routes).
+	PodRoutes string
 	// ClusterDomain is the DNS domain (default cluster.local).
 	ClusterDomain string
 	// DNSListenPort is the node DNS's port on the bridge gateway (default
@@ -143,6 +148,13 @@ func (c *Config) defaults() error {
 		if a, ok := firstGlobalIPv4(); ok {
 			c.NodeIPs = []netip.Addr{a}
 		}
+	}
+	switch c.PodRoutes {
+	case "":
+		c.PodRoutes = PodRoutesHostGW
+	case PodRoutesHostGW, PodRoutesNone:
+	default:
+		return fmt.Errorf("netagent: pod routes %q: want %s or %s", c.PodRoutes, PodRoutesHostGW, PodRoutesNone)
 	}
 	if c.ClusterDomain == "" {
 		c.ClusterDomain = DefaultClusterDomain
