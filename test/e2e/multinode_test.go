@@ -316,7 +316,12 @@ spec:
 // podDial has the client pod (on mn-a) request /hostname from host:port
 // once through its /dial.
 func (m *multiNode) podDial(clientIP, host string, port int) (string, error) {
-	q := url.Values{"host": {host}, "port": {fmt.Sprint(port)}, "request": {"hostname"}, "protocol": {"http"}, "tries": {"1"}}
+	return m.podRequest(clientIP, host, port, "hostname")
+}
+
+// podRequest is podDial for another netexec request (clientip).
+func (m *multiNode) podRequest(clientIP, host string, port int, request string) (string, error) {
+	q := url.Values{"host": {host}, "port": {fmt.Sprint(port)}, "request": {request}, "protocol": {"http"}, "tries": {"1"}}
 	body, err := get(httpIn(m.nodes["mn-a"].ns, 10*time.Second), fmt.Sprintf("http://%s/dial?%s", net.JoinHostPort(clientIP, "8080"), q.Encode()))
 	if err != nil {
 		return "", err
@@ -329,6 +334,21 @@ func (m *multiNode) podDial(clientIP, host string, port int) (string, error) {
 		return "", fmt.Errorf("dial %s:%d: %v", host, port, r.Errors)
 	}
 	return strings.Join(r.Responses, ","), nil
+}
+
+// sourceIP is the address backend at host:port saw the client pod's
+// request come from.
+func (m *multiNode) sourceIP(t *testing.T, clientIP, host string, port int) string {
+	t.Helper()
+	got, err := m.podRequest(clientIP, host, port, "clientip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _, err := net.SplitHostPort(got)
+	if err != nil {
+		t.Fatalf("clientip answer %q: %v", got, err)
+	}
+	return h
 }
 
 // TestMultiNodeHostGW: two agents on one LAN, pods on both; the host-gw
@@ -375,6 +395,10 @@ func TestMultiNodeHostGW(t *testing.T) {
 			got, err := m.podDial(clientIP, backendIP, 8080)
 			return got == "backend", fmt.Errorf("%q, %v", got, err)
 		})
+		// Between pod CIDRs nothing is masqueraded.
+		if src := m.sourceIP(t, clientIP, backendIP, 8080); src != clientIP {
+			t.Fatalf("backend saw the client pod as %s, want its pod IP %s", src, clientIP)
+		}
 	})
 	t.Run("ClusterIP with endpoints only on the other node", func(t *testing.T) {
 		var svc api.Service
@@ -385,6 +409,9 @@ func TestMultiNodeHostGW(t *testing.T) {
 			got, err := m.podDial(clientIP, svc.Spec.ClusterIP, 80)
 			return got == "backend", fmt.Errorf("%q, %v", got, err)
 		})
+		if src := m.sourceIP(t, clientIP, svc.Spec.ClusterIP, 80); src != clientIP {
+			t.Fatalf("through the ClusterIP, backend saw the client pod as %s, want its pod IP %s", src, clientIP)
+		}
 		// And by name, through mn-a's node DNS.
 		eventually(t, 10*time.Second, "client on mn-a reaches backend-svc by name", func() (bool, error) {
 			got, err := m.podDial(clientIP, "backend-svc", 80)
@@ -399,6 +426,20 @@ func TestMultiNodeHostGW(t *testing.T) {
 				got, err := get(hc, u)
 				return got == "backend", fmt.Errorf("%q, %v", got, err)
 			})
+			// Policy Cluster: masqueraded to the entry node (to the
+			// address it leaves by: on mn-a its LAN address, on mn-b its
+			// bridge's), so that the reply goes back through it.
+			got, err := get(hc, fmt.Sprintf("http://%s/clientip", net.JoinHostPort(mnNodeIPs[node], fmt.Sprint(mnNodePort))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := mnNodeIPs[node]
+			if node == "mn-b" {
+				want = m.nodes[node].agent.Gateway().String()
+			}
+			if h, _, _ := net.SplitHostPort(got); h != want {
+				t.Fatalf("through %s's NodePort, backend saw the client as %q, want %s", node, got, want)
+			}
 		}
 	})
 	t.Run("deleting a Node removes the routes to it", func(t *testing.T) {
