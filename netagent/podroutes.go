@@ -58,7 +58,7 @@ func (a *Agent) startPodRoutes(ctx context.Context, wg *sync.WaitGroup, inf *cli
 		DeleteFunc: func(api.Object) { kick() },
 	})
 	ctrl := &podroutes.Controller{
-		Self: a.cfg.NodeName, SelfCIDR: podCIDR, Reconciler: podroutes.NewReconciler(h, log), Logger: log,
+		Self: a.cfg.NodeName, SelfCIDR: podCIDR, SelfIPs: a.cfg.NodeIPs, Reconciler: podroutes.NewReconciler(h, log), Logger: log,
 		Nodes: func() []*api.Node {
 			objs := nodes.List()
 			out := make([]*api.Node, 0, len(objs))

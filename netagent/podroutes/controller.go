@@ -15,9 +15,11 @@ const DefaultResync = 30 * time.Second
 
 // Controller keeps a node's pod routes in step with the cluster's Nodes.
 type Controller struct {
-	// Self is this node's name and SelfCIDR its podCIDR.
+	// Self is this node's name, SelfCIDR its podCIDR and SelfIPs its
+	// addresses.
 	Self     string
 	SelfCIDR netip.Prefix
+	SelfIPs  []netip.Addr
 	// Nodes lists the cluster's Nodes (an informer's cache).
 	Nodes func() []*api.Node
 	// Reconciler is bound to the node's namespace.
@@ -44,7 +46,7 @@ func (c *Controller) Run(ctx context.Context, changed <-chan struct{}) {
 	defer t.Stop()
 	var lastSkipped []string
 	for {
-		peers, skipped := Peers(c.Self, c.SelfCIDR, c.Nodes())
+		peers, skipped := Peers(c.Self, c.SelfCIDR, c.SelfIPs, c.Nodes())
 		if !slices.Equal(skipped, lastSkipped) {
 			for _, s := range skipped {
 				log.Warn("no pod route to node", "reason", s)

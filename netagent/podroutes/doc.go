@@ -23,9 +23,10 @@
 //   - Sync is idempotent: with the wanted set already in place it makes no
 //     change, so running it on a timer costs one route dump.
 //   - Peers: every Node but this one with an IPv4 podCIDR and an IPv4
-//     InternalIP. A podCIDR overlapping this node's own, or an earlier
-//     peer's (by node name), is skipped: two routes for one range would
-//     make one of the nodes unreachable anyway.
+//     InternalIP that is not one of this node's addresses. A podCIDR
+//     overlapping this node's own, or an earlier peer's (by node name), is
+//     skipped: two routes for one range would make one of the nodes
+//     unreachable anyway.
 //   - Routes are left in place when the agent stops (its pods keep running
 //     and keep talking); a restarted agent adopts them at its first Sync.
 //

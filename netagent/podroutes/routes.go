@@ -41,9 +41,10 @@ type Peer struct {
 func (p Peer) String() string { return fmt.Sprintf("%s (%v via %v)", p.Node, p.PodCIDR, p.NodeIP) }
 
 // Peers picks the route peers out of nodes for the node self, whose own
-// pod range is selfCIDR (see the package's invariants). The result is
-// sorted by node name; skipped lists the nodes left out and why.
-func Peers(self string, selfCIDR netip.Prefix, nodes []*api.Node) (peers []Peer, skipped []string) {
+// pod range is selfCIDR and addresses selfIPs (see the package's
+// invariants). The result is sorted by node name; skipped lists the nodes
+// left out and why.
+func Peers(self string, selfCIDR netip.Prefix, selfIPs []netip.Addr, nodes []*api.Node) (peers []Peer, skipped []string) {
 	sorted := slices.Clone(nodes)
 	slices.SortFunc(sorted, func(a, b *api.Node) int { return strings.Compare(a.Name, b.Name) })
 	for _, n := range sorted {
@@ -57,6 +58,10 @@ func Peers(self string, selfCIDR netip.Prefix, nodes []*api.Node) (peers []Peer,
 		ip, ok := nodeInternalIP(n)
 		if !ok {
 			skipped = append(skipped, n.Name+": no IPv4 InternalIP")
+			continue
+		}
+		if slices.Contains(selfIPs, ip) {
+			skipped = append(skipped, fmt.Sprintf("%s: InternalIP %v is this node's", n.Name, ip))
 			continue
 		}
 		if selfCIDR.IsValid() && cidr.Overlaps(selfCIDR) {

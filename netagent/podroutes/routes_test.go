@@ -157,14 +157,16 @@ func TestPeers(t *testing.T) {
 		node("e", "10.244.4.0/24"),               // no address
 		node("g", "10.244.0.0/16", "192.0.2.16"), // overlaps self
 		node("h", "10.244.1.0/25", "192.0.2.17"), // overlaps b
+		node("i", "10.244.8.0/24", "192.0.2.10"), // claims self's address
 		deleting,
 	}
-	peers, skipped := Peers("a", netip.MustParsePrefix("10.244.0.0/24"), nodes)
+	peers, skipped := Peers("a", netip.MustParsePrefix("10.244.0.0/24"), []netip.Addr{netip.MustParseAddr("192.0.2.10")}, nodes)
 	want := []Peer{peer("b", "10.244.1.0/24", "192.0.2.11"), peer("c", "10.244.2.0/24", "192.0.2.12")}
 	if !slices.Equal(peers, want) {
 		t.Fatalf("peers: %v, want %v", peers, want)
 	}
-	if len(skipped) != 3 || !strings.HasPrefix(skipped[0], "e:") || !strings.HasPrefix(skipped[1], "g:") || !strings.HasPrefix(skipped[2], "h:") {
+	if len(skipped) != 4 || !strings.HasPrefix(skipped[0], "e:") || !strings.HasPrefix(skipped[1], "g:") ||
+		!strings.HasPrefix(skipped[2], "h:") || !strings.HasPrefix(skipped[3], "i:") {
 		t.Fatalf("skipped: %q", skipped)
 	}
 }
