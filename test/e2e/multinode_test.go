@@ -111,6 +111,13 @@ func newMultiNode(t *testing.T) *multiNode {
 		t.Fatal(err)
 	}
 	lanPort(t, m.lan, m.ext, br, "p-ext", "eth0", mnExtIP)
+	// The namespaces first: cleanups run last-in first-out, and m.cleanup
+	// needs them.
+	for _, name := range []string{"mn-a", "mn-b"} {
+		n := &mnAgent{name: name, ns: netnstest.New(t, name), dataDir: t.TempDir()}
+		lanPort(t, m.lan, n.ns, br, "p-"+name, "eth0", mnNodeIPs[name])
+		m.nodes[name] = n
+	}
 
 	cfg := config.ServerDefaults()
 	cfg.DataDir = m.dataDir
@@ -131,8 +138,7 @@ func newMultiNode(t *testing.T) *multiNode {
 	}
 	clusterCIDR := netip.MustParsePrefix(cfg.ClusterCIDR)
 	for _, name := range []string{"mn-a", "mn-b"} {
-		n := &mnAgent{name: name, ns: netnstest.New(t, name), dataDir: t.TempDir()}
-		lanPort(t, m.lan, n.ns, br, "p-"+name, "eth0", mnNodeIPs[name])
+		n := m.nodes[name]
 		rt, err := process.New(process.Config{StateDir: filepath.Join(n.dataDir, "runtime", "process")})
 		if err != nil {
 			t.Fatal(err)
@@ -155,7 +161,6 @@ func newMultiNode(t *testing.T) *multiNode {
 				t.Errorf("agent %s: %v", name, err)
 			}
 		}()
-		m.nodes[name] = n
 	}
 	for _, n := range m.nodes {
 		select {
@@ -206,6 +211,9 @@ func (m *multiNode) cleanup() {
 				}
 				_ = rt.Remove(ctx, ct.ID)
 			}
+		}
+		if n.agent == nil {
+			continue
 		}
 		pc := n.agent.PodCIDR()
 		if !pc.IsValid() {
