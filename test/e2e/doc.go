@@ -9,6 +9,11 @@
 // Workloads are the repository's examples/, applied with the in-process
 // `skiff apply -f`.
 //
+// TestMultiNodeHostGW (multinode_test.go) is a two-node cluster instead: a
+// server without its built-in agent, two in-process agents in node
+// namespaces on a test-made LAN bridge (its own namespace) with an outside
+// namespace on it, checking the host-gw pod routes (netagent/podroutes).
+//
 // # Invariants
 //
 //   - Root only: without root (or the CNI plugins, iptables, nft) every

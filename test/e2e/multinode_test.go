@@ -98,7 +98,7 @@ func lanPort(t *testing.T, lan, ns *netnstest.NS, br *netlink.Bridge, lanEnd, if
 	}
 }
 
-func newMultiNode(t *testing.T) *multiNode {
+func newMultiNode(t *testing.T, mode string) *multiNode {
 	t.Helper()
 	requireRoot(t)
 	m := &multiNode{t: t, dataDir: t.TempDir(), lan: netnstest.New(t, "lan"), ext: netnstest.New(t, "ext"), nodes: map[string]*mnAgent{}}
@@ -146,7 +146,7 @@ func newMultiNode(t *testing.T) *multiNode {
 		a, err := netagent.New(netagent.Config{
 			Server: s.URL(), CAPEM: s.Bundle().CACertPEM, Token: s.Bundle().NodeToken,
 			NodeName: name, NodeIPs: []netip.Addr{netip.MustParseAddr(mnNodeIPs[name])},
-			DataDir: n.dataDir, Runtime: "process", ProxyMode: "iptables", ClusterCIDR: clusterCIDR,
+			DataDir: n.dataDir, Runtime: "process", ProxyMode: mode, ClusterCIDR: clusterCIDR,
 			DNSUpstreams: []string{"127.0.0.1:1"}, RelistPeriod: 200 * time.Millisecond,
 			Logger: testLog().With("node", name),
 		}, netagent.Deps{Runtime: rt, NodeNetNS: n.ns.Do, Proxy: netagent.RunProxy})
@@ -361,9 +361,16 @@ func (m *multiNode) sourceIP(t *testing.T, clientIP, host string, port int) stri
 
 // TestMultiNodeHostGW: two agents on one LAN, pods on both; the host-gw
 // routes carry pod-to-pod, ClusterIP and NodePort traffic across nodes,
-// and follow the Nodes.
+// and follow the Nodes. Once per proxy mode that masquerades with rules
+// (iptables, nftables).
 func TestMultiNodeHostGW(t *testing.T) {
-	m := newMultiNode(t)
+	for _, mode := range []string{"iptables", "nftables"} {
+		t.Run(mode, func(t *testing.T) { testMultiNodeHostGW(t, mode) })
+	}
+}
+
+func testMultiNodeHostGW(t *testing.T, mode string) {
+	m := newMultiNode(t, mode)
 	ctx := context.Background()
 	cidrs := map[string]string{}
 	for name := range m.nodes {
