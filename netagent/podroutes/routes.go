@@ -22,11 +22,23 @@ import (
 const Protocol netlink.RouteProtocol = 92
 
 // Netlink is the part of *netlink.Handle the reconciler uses; the handle
-// must be bound to the node's network namespace.
+// must be bound to the node's network namespace. The link, address and
+// neighbour methods serve the vxlan mode (and, in host-gw mode, the
+// removal of a vxlan device an earlier mode left).
 type Netlink interface {
 	RouteListFiltered(family int, filter *netlink.Route, filterMask uint64) ([]netlink.Route, error)
 	RouteAdd(route *netlink.Route) error
 	RouteDel(route *netlink.Route) error
+	LinkByName(name string) (netlink.Link, error)
+	LinkAdd(link netlink.Link) error
+	LinkDel(link netlink.Link) error
+	LinkSetUp(link netlink.Link) error
+	AddrList(link netlink.Link, family int) ([]netlink.Addr, error)
+	AddrAdd(link netlink.Link, addr *netlink.Addr) error
+	AddrDel(link netlink.Link, addr *netlink.Addr) error
+	NeighList(linkIndex, family int) ([]netlink.Neigh, error)
+	NeighAdd(neigh *netlink.Neigh) error
+	NeighDel(neigh *netlink.Neigh) error
 }
 
 var _ Netlink = (*netlink.Handle)(nil)
@@ -114,9 +126,12 @@ var ErrConflict = errors.New("podroutes: a route not made by skiff has this dest
 type Reconciler struct {
 	h   Netlink
 	log *slog.Logger
+	vx  *VXLAN // nil: host-gw
+	// checked: host-gw mode looked for a vxlan device to remove.
+	checked bool
 }
 
-// NewReconciler returns a reconciler over h (nil log discards).
+// NewReconciler returns a host-gw reconciler over h (nil log discards).
 func NewReconciler(h Netlink, log *slog.Logger) *Reconciler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -141,6 +156,22 @@ func (r *Reconciler) Routes() ([]netlink.Route, error) {
 // are still done.
 func (r *Reconciler) Sync(peers []Peer) (Result, error) {
 	res := Result{Failed: map[string]error{}}
+	idx := 0 // the vxlan device's index; 0 in host-gw mode
+	var errs []error
+	if r.vx != nil {
+		var err error
+		if idx, err = r.ensureDevice(); err != nil {
+			return res, err
+		}
+		if err := r.syncTunnelEntries(idx, peers); err != nil {
+			errs = append(errs, err)
+		}
+	} else if !r.checked {
+		if err := r.removeDevice(); err != nil {
+			return res, err
+		}
+		r.checked = true
+	}
 	have, err := r.Routes()
 	if err != nil {
 		return res, err
@@ -150,10 +181,9 @@ func (r *Reconciler) Sync(peers []Peer) (Result, error) {
 		want[p.PodCIDR] = p
 	}
 	ok := map[netip.Prefix]bool{}
-	var errs []error
 	for _, rt := range have {
 		dst, gw, valid := routeKey(rt)
-		if p, found := want[dst]; valid && found && !ok[dst] && gw == p.NodeIP && rt.Priority == 0 {
+		if p, found := want[dst]; valid && found && !ok[dst] && gw == r.gateway(p) && rt.LinkIndex == cmp.Or(idx, rt.LinkIndex) && rt.Priority == 0 {
 			ok[dst] = true
 			continue
 		}
@@ -171,11 +201,11 @@ func (r *Reconciler) Sync(peers []Peer) (Result, error) {
 		if ok[p.PodCIDR] {
 			continue
 		}
-		err := r.h.RouteAdd(routeFor(p))
+		err := r.h.RouteAdd(r.routeFor(p, idx))
 		switch {
 		case errors.Is(err, unix.EEXIST):
 			err = fmt.Errorf("%w: %v", ErrConflict, p.PodCIDR)
-		case errors.Is(err, unix.ENETUNREACH):
+		case errors.Is(err, unix.ENETUNREACH) && r.vx == nil:
 			err = fmt.Errorf("podroutes: %v is not on-link (host-gw needs the nodes on one L2 segment): %w", p.NodeIP, err)
 		case err != nil:
 			err = fmt.Errorf("podroutes: add route %v via %v: %w", p.PodCIDR, p.NodeIP, err)
@@ -197,15 +227,30 @@ func cmpPrefix(a, b netip.Prefix) int {
 	return cmp.Or(a.Addr().Compare(b.Addr()), cmp.Compare(a.Bits(), b.Bits()))
 }
 
-// routeFor is the route to p's pods.
-func routeFor(p Peer) *netlink.Route {
-	return &netlink.Route{
+// gateway is the next hop to p's pods: its InternalIP (host-gw) or its
+// VTEP address (vxlan).
+func (r *Reconciler) gateway(p Peer) netip.Addr {
+	if r.vx != nil {
+		return p.PodCIDR.Addr()
+	}
+	return p.NodeIP
+}
+
+// routeFor is the route to p's pods (idx: the vxlan device, 0 in host-gw
+// mode).
+func (r *Reconciler) routeFor(p Peer, idx int) *netlink.Route {
+	rt := &netlink.Route{
 		Dst:      &net.IPNet{IP: net.IP(p.PodCIDR.Addr().AsSlice()), Mask: net.CIDRMask(p.PodCIDR.Bits(), 32)},
-		Gw:       net.IP(p.NodeIP.AsSlice()),
+		Gw:       net.IP(r.gateway(p).AsSlice()),
 		Protocol: Protocol,
 		Table:    unix.RT_TABLE_MAIN,
 		Scope:    netlink.SCOPE_UNIVERSE,
 	}
+	if idx != 0 {
+		rt.LinkIndex = idx
+		rt.Flags = int(netlink.FLAG_ONLINK)
+	}
+	return rt
 }
 
 // routeKey is a listed route's destination and gateway (valid: both are

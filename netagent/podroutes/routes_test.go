@@ -28,17 +28,18 @@ func wantDump(t *testing.T, f *fakeNetlink, want ...string) {
 
 func TestFakeRefusesWhatTheKernelRefuses(t *testing.T) {
 	f := newFake("192.0.2.0/24")
-	r := routeFor(peer("b", "10.244.1.0/24", "192.0.2.11"))
+	hostGW := NewReconciler(f, nil)
+	r := hostGW.routeFor(peer("b", "10.244.1.0/24", "192.0.2.11"), 0)
 	if err := f.RouteAdd(r); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.RouteAdd(r); !errors.Is(err, unix.EEXIST) {
 		t.Fatalf("duplicate add: %v, want EEXIST", err)
 	}
-	if err := f.RouteDel(routeFor(peer("c", "10.244.2.0/24", "192.0.2.12"))); !errors.Is(err, unix.ESRCH) {
+	if err := f.RouteDel(hostGW.routeFor(peer("c", "10.244.2.0/24", "192.0.2.12"), 0)); !errors.Is(err, unix.ESRCH) {
 		t.Fatalf("delete of a missing route: %v, want ESRCH", err)
 	}
-	if err := f.RouteAdd(routeFor(peer("d", "10.244.3.0/24", "198.51.100.1"))); !errors.Is(err, unix.ENETUNREACH) {
+	if err := f.RouteAdd(hostGW.routeFor(peer("d", "10.244.3.0/24", "198.51.100.1"), 0)); !errors.Is(err, unix.ENETUNREACH) {
 		t.Fatalf("off-link gateway: %v, want ENETUNREACH", err)
 	}
 }
