@@ -220,7 +220,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.log.Info("node network", "podCIDR", podCIDR, "serviceCIDR", svcCIDR)
 	a.setPhase("setting up the pod network")
 	net, err := a.deps.NewPodNetwork(ctx, NetworkParams{DataDir: a.cfg.DataDir, PodCIDR: podCIDR, ServiceCIDR: svcCIDR,
-		Logger: a.log.With("component", "cni")})
+		MTU: a.podMTU(), Logger: a.log.With("component", "cni")})
 	if err != nil {
 		return fmt.Errorf("netagent: pod network: %w", err)
 	}

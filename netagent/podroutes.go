@@ -18,11 +18,33 @@ import (
 // Pod route modes (Config.PodRoutes).
 const (
 	PodRoutesHostGW = "host-gw"
+	PodRoutesVXLAN  = "vxlan"
 	PodRoutesNone   = "none"
 )
 
+// podMTU is the pods' MTU: room for the encapsulation in mode vxlan, else
+// the CNI default.
+func (a *Agent) podMTU() int {
+	if a.cfg.PodRoutes == PodRoutesVXLAN {
+		return podroutes.DefaultVXLANMTU
+	}
+	return 0
+}
+
+// firstIPv4 is the node's first IPv4 address (the vxlan tunnel's local
+// end).
+func firstIPv4(ips []netip.Addr) (netip.Addr, bool) {
+	for _, ip := range ips {
+		if ip.Is4() {
+			return ip, true
+		}
+	}
+	return netip.Addr{}, false
+}
+
 // startPodRoutes keeps, in the node's namespace, a route to every other
-// node's podCIDR via its InternalIP (netagent/podroutes), following a Node
+// node's podCIDR via its InternalIP, or through the vxlan device in mode
+// vxlan (netagent/podroutes), following a Node
 // informer registered on inf before its Start. Mode none does nothing; so
 // does a test binary's agent without a node namespace (it must not route
 // in the test machine's own namespace).
@@ -44,6 +66,19 @@ func (a *Agent) startPodRoutes(ctx context.Context, wg *sync.WaitGroup, inf *cli
 	}); err != nil {
 		return fmt.Errorf("netagent: pod routes: netlink: %w", err)
 	}
+	rec := podroutes.NewReconciler(h, log)
+	if a.cfg.PodRoutes == PodRoutesVXLAN {
+		ip, ok := firstIPv4(a.cfg.NodeIPs)
+		if !ok {
+			h.Close()
+			return fmt.Errorf("netagent: pod routes vxlan: the node has no IPv4 address (--node-ip)")
+		}
+		var err error
+		if rec, err = podroutes.NewVXLANReconciler(h, podroutes.VXLAN{NodeIP: ip, PodCIDR: podCIDR}, log); err != nil {
+			h.Close()
+			return fmt.Errorf("netagent: %w", err)
+		}
+	}
 	nodes := inf.For(a.res.nodes, client.InformerOptions{Logger: a.log.With("informer", "nodes")})
 	changed := make(chan struct{}, 1)
 	kick := func() {
@@ -58,7 +93,7 @@ func (a *Agent) startPodRoutes(ctx context.Context, wg *sync.WaitGroup, inf *cli
 		DeleteFunc: func(api.Object) { kick() },
 	})
 	ctrl := &podroutes.Controller{
-		Self: a.cfg.NodeName, SelfCIDR: podCIDR, SelfIPs: a.cfg.NodeIPs, Reconciler: podroutes.NewReconciler(h, log), Logger: log,
+		Self: a.cfg.NodeName, SelfCIDR: podCIDR, SelfIPs: a.cfg.NodeIPs, Reconciler: rec, Logger: log,
 		Nodes: func() []*api.Node {
 			objs := nodes.List()
 			out := make([]*api.Node, 0, len(objs))

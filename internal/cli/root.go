@@ -215,4 +215,4 @@ adopts them.`,
 	return cmd
 }
 
-const podRoutesUsage = "how pods reach other nodes' pods: host-gw (a route to each other node's podCIDR via its InternalIP; the nodes share an L2 segment) or none"
+const podRoutesUsage = "how pods reach other nodes' pods: host-gw (a route to each other node's podCIDR via its InternalIP; the nodes share an L2 segment), vxlan (the same through a VXLAN tunnel, UDP 8472; pods get MTU 1450) or none"

@@ -23,7 +23,7 @@ type Agent struct {
 	ClusterCIDR   string   // --cluster-cidr: traffic from outside it is masqueraded
 	DNSUpstream   []string // --dns-upstream; nil = /etc/resolv.conf
 	// PodRoutes (--pod-routes) is host-gw (routes to the other nodes'
-	// podCIDRs via their InternalIPs) or none.
+	// podCIDRs via their InternalIPs), vxlan or none.
 	PodRoutes string
 	// NetNS (--netns) is a network namespace path the agent builds its pod
 	// network, node DNS and probes in; "" is the agent's own namespace.

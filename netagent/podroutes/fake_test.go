@@ -46,12 +46,6 @@ func table(rt *netlink.Route) int {
 	return rt.Table
 }
 
-func prefixOf(n *net.IPNet) netip.Prefix {
-	a, _ := netip.AddrFromSlice(n.IP)
-	bits, _ := n.Mask.Size()
-	return netip.PrefixFrom(a.Unmap(), bits)
-}
-
 func (f *fakeNetlink) RouteListFiltered(family int, filter *netlink.Route, mask uint64) ([]netlink.Route, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -65,6 +65,16 @@ func NewVXLANReconciler(h Netlink, v VXLAN, log *slog.Logger) (*Reconciler, erro
 
 func ipOf(a netip.Addr) net.IP { return net.IP(a.AsSlice()) }
 
+// prefixOf converts a netlink address or destination, keeping host bits.
+func prefixOf(n *net.IPNet) netip.Prefix {
+	if n == nil {
+		return netip.Prefix{}
+	}
+	a, _ := netip.AddrFromSlice(n.IP)
+	bits, _ := n.Mask.Size()
+	return netip.PrefixFrom(a.Unmap(), bits)
+}
+
 // ensureDevice makes VXLANDevice as r.vx says (replacing a device of that
 // name that differs), holding the VTEP address, up; it returns its index.
 func (r *Reconciler) ensureDevice() (int, error) {

@@ -98,7 +98,7 @@ func lanPort(t *testing.T, lan, ns *netnstest.NS, br *netlink.Bridge, lanEnd, if
 	}
 }
 
-func newMultiNode(t *testing.T, mode string) *multiNode {
+func newMultiNode(t *testing.T, mode, routes string) *multiNode {
 	t.Helper()
 	requireRoot(t)
 	m := &multiNode{t: t, dataDir: t.TempDir(), lan: netnstest.New(t, "lan"), ext: netnstest.New(t, "ext"), nodes: map[string]*mnAgent{}}
@@ -146,7 +146,7 @@ func newMultiNode(t *testing.T, mode string) *multiNode {
 		a, err := netagent.New(netagent.Config{
 			Server: s.URL(), CAPEM: s.Bundle().CACertPEM, Token: s.Bundle().NodeToken,
 			NodeName: name, NodeIPs: []netip.Addr{netip.MustParseAddr(mnNodeIPs[name])},
-			DataDir: n.dataDir, Runtime: "process", ProxyMode: mode, ClusterCIDR: clusterCIDR,
+			DataDir: n.dataDir, Runtime: "process", ProxyMode: mode, ClusterCIDR: clusterCIDR, PodRoutes: routes,
 			DNSUpstreams: []string{"127.0.0.1:1"}, RelistPeriod: 200 * time.Millisecond,
 			Logger: testLog().With("node", name),
 		}, netagent.Deps{Runtime: rt, NodeNetNS: n.ns.Do, Proxy: netagent.RunProxy})
@@ -362,15 +362,15 @@ func (m *multiNode) sourceIP(t *testing.T, clientIP, host string, port int) stri
 // TestMultiNodeHostGW: two agents on one LAN, pods on both; the host-gw
 // routes carry pod-to-pod, ClusterIP and NodePort traffic across nodes,
 // and follow the Nodes. Once per proxy mode that masquerades with rules
-// (iptables, nftables).
+// (iptables, nftables), and once with --pod-routes vxlan.
 func TestMultiNodeHostGW(t *testing.T) {
-	for _, mode := range []string{"iptables", "nftables"} {
-		t.Run(mode, func(t *testing.T) { testMultiNodeHostGW(t, mode) })
+	for _, c := range []struct{ proxy, routes string }{{"iptables", "host-gw"}, {"nftables", "host-gw"}, {"iptables", "vxlan"}} {
+		t.Run(c.proxy+"/"+c.routes, func(t *testing.T) { testMultiNode(t, c.proxy, c.routes) })
 	}
 }
 
-func testMultiNodeHostGW(t *testing.T, mode string) {
-	m := newMultiNode(t, mode)
+func testMultiNode(t *testing.T, mode, routes string) {
+	m := newMultiNode(t, mode, routes)
 	ctx := context.Background()
 	cidrs := map[string]string{}
 	for name := range m.nodes {
@@ -379,10 +379,30 @@ func testMultiNodeHostGW(t *testing.T, mode string) {
 	t.Logf("podCIDRs: %v", cidrs)
 	wantA := cidrs["mn-b"] + " via " + mnNodeIPs["mn-b"]
 	wantB := cidrs["mn-a"] + " via " + mnNodeIPs["mn-a"]
+	if routes == "vxlan" { // via the peer's VTEP address, through skiff.vxlan
+		wantA = cidrs["mn-b"] + " via " + netip.MustParsePrefix(cidrs["mn-b"]).Addr().String()
+		wantB = cidrs["mn-a"] + " via " + netip.MustParsePrefix(cidrs["mn-a"]).Addr().String()
+	}
 	eventually(t, 10*time.Second, "a route to each other node's pods", func() (bool, error) {
 		a, b := m.skiffRoutes("mn-a"), m.skiffRoutes("mn-b")
 		return len(a) == 1 && a[0] == wantA && len(b) == 1 && b[0] == wantB, fmt.Errorf("mn-a %q, mn-b %q", a, b)
 	})
+
+	if routes == "vxlan" {
+		// The tunnel device, and pods' MTU leaving room for it.
+		for name, n := range m.nodes {
+			h := n.ns.Netlink(t)
+			for dev, mtu := range map[string]int{podroutes.VXLANDevice: podroutes.DefaultVXLANMTU, cni.DefaultBridge: podroutes.DefaultVXLANMTU} {
+				l, err := h.LinkByName(dev)
+				if err != nil {
+					t.Fatalf("%s: %s: %v", name, dev, err)
+				}
+				if l.Attrs().MTU != mtu {
+					t.Fatalf("%s: %s MTU %d, want %d", name, dev, l.Attrs().MTU, mtu)
+				}
+			}
+		}
+	}
 
 	if _, err := m.cli(mnWorkload, "apply", "-f", "-"); err != nil {
 		t.Fatal(err)
@@ -442,13 +462,17 @@ func testMultiNodeHostGW(t *testing.T, mode string) {
 				return got == "backend", fmt.Errorf("%q, %v", got, err)
 			})
 			// Policy Cluster: masqueraded to the entry node (to the
-			// address it leaves by: on mn-a its LAN address, on mn-b its
-			// bridge's), so that the reply goes back through it.
+			// address it leaves by: on mn-a its LAN address, or its
+			// vxlan device's, on mn-b its bridge's), so that the reply
+			// goes back through it.
 			got, err := get(hc, fmt.Sprintf("http://%s/clientip", net.JoinHostPort(mnNodeIPs[node], fmt.Sprint(mnNodePort))))
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := mnNodeIPs[node]
+			if routes == "vxlan" {
+				want = netip.MustParsePrefix(cidrs[node]).Addr().String()
+			}
 			if node == "mn-b" {
 				want = m.nodes[node].agent.Gateway().String()
 			}
