@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,7 +41,13 @@ const (
 	mnNodePort  = 30090
 )
 
-var mnNodeIPs = map[string]string{"mn-a": "192.0.2.21", "mn-b": "192.0.2.22"}
+// The routed layout (vxlan): mn-b is on another network, behind a router
+// namespace that is also on the LAN.
+const (
+	mnRouterLAN  = "192.0.2.1"
+	mnRouterWAN  = "198.51.100.1"
+	mnRoutedNode = "198.51.100.22"
+)
 
 // mnAgent is one node of the multi-node cluster: a namespace with an
 // in-process agent (process runtime, iptables proxy).
@@ -55,6 +62,7 @@ type mnAgent struct {
 
 type multiNode struct {
 	t       *testing.T
+	ips     map[string]string // node addresses
 	s       *server.Server
 	admin   *client.Client
 	dataDir string
@@ -98,10 +106,13 @@ func lanPort(t *testing.T, lan, ns *netnstest.NS, br *netlink.Bridge, lanEnd, if
 	}
 }
 
-func newMultiNode(t *testing.T, mode, routes string) *multiNode {
+// newMultiNode builds the cluster; routed puts mn-b on another network
+// behind a router (so its address is not on-link for mn-a).
+func newMultiNode(t *testing.T, mode, routes string, routed bool) *multiNode {
 	t.Helper()
 	requireRoot(t)
-	m := &multiNode{t: t, dataDir: t.TempDir(), lan: netnstest.New(t, "lan"), ext: netnstest.New(t, "ext"), nodes: map[string]*mnAgent{}}
+	m := &multiNode{t: t, dataDir: t.TempDir(), lan: netnstest.New(t, "lan"), ext: netnstest.New(t, "ext"), nodes: map[string]*mnAgent{},
+		ips: map[string]string{"mn-a": "192.0.2.21", "mn-b": "192.0.2.22"}}
 	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: "lan0"}}
 	hl := m.lan.Netlink(t)
 	if err := hl.LinkAdd(br); err != nil {
@@ -115,8 +126,26 @@ func newMultiNode(t *testing.T, mode, routes string) *multiNode {
 	// needs them.
 	for _, name := range []string{"mn-a", "mn-b"} {
 		n := &mnAgent{name: name, ns: netnstest.New(t, name), dataDir: t.TempDir()}
-		lanPort(t, m.lan, n.ns, br, "p-"+name, "eth0", mnNodeIPs[name])
+		if !routed || name == "mn-a" {
+			lanPort(t, m.lan, n.ns, br, "p-"+name, "eth0", m.ips[name])
+		}
 		m.nodes[name] = n
+	}
+	if routed {
+		m.ips["mn-b"] = mnRoutedNode
+		rtr := netnstest.New(t, "rtr")
+		lanPort(t, m.lan, rtr, br, "p-rtr", "eth0", mnRouterLAN)
+		netnstest.Connect(t,
+			netnstest.End{NS: m.nodes["mn-b"].ns, Name: "eth0", Addr: netip.MustParsePrefix(mnRoutedNode + "/24")},
+			netnstest.End{NS: rtr, Name: "eth1", Addr: netip.MustParsePrefix(mnRouterWAN + "/24")})
+		if err := rtr.Do(func() error { return os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1"), 0o644) }); err != nil {
+			t.Fatalf("router: ip_forward: %v", err)
+		}
+		for ns, gw := range map[*netnstest.NS]string{m.nodes["mn-a"].ns: mnRouterLAN, m.ext: mnRouterLAN, m.nodes["mn-b"].ns: mnRouterWAN} {
+			if err := ns.Netlink(t).RouteAdd(&netlink.Route{Dst: netnstest.IPNet(netip.MustParsePrefix("0.0.0.0/0")), Gw: net.ParseIP(gw)}); err != nil {
+				t.Fatalf("%s: default route via %s: %v", ns.Name, gw, err)
+			}
+		}
 	}
 
 	cfg := config.ServerDefaults()
@@ -145,7 +174,7 @@ func newMultiNode(t *testing.T, mode, routes string) *multiNode {
 		}
 		a, err := netagent.New(netagent.Config{
 			Server: s.URL(), CAPEM: s.Bundle().CACertPEM, Token: s.Bundle().NodeToken,
-			NodeName: name, NodeIPs: []netip.Addr{netip.MustParseAddr(mnNodeIPs[name])},
+			NodeName: name, NodeIPs: []netip.Addr{netip.MustParseAddr(m.ips[name])},
 			DataDir: n.dataDir, Runtime: "process", ProxyMode: mode, ClusterCIDR: clusterCIDR, PodRoutes: routes,
 			DNSUpstreams: []string{"127.0.0.1:1"}, RelistPeriod: 200 * time.Millisecond,
 			Logger: testLog().With("node", name),
@@ -362,23 +391,32 @@ func (m *multiNode) sourceIP(t *testing.T, clientIP, host string, port int) stri
 // TestMultiNodeHostGW: two agents on one LAN, pods on both; the host-gw
 // routes carry pod-to-pod, ClusterIP and NodePort traffic across nodes,
 // and follow the Nodes. Once per proxy mode that masquerades with rules
-// (iptables, nftables), and once with --pod-routes vxlan.
+// (iptables, nftables), and once with --pod-routes vxlan and the nodes on
+// two networks joined by a router (where host-gw cannot work: the agents
+// log "not on-link").
 func TestMultiNodeHostGW(t *testing.T) {
-	for _, c := range []struct{ proxy, routes string }{{"iptables", "host-gw"}, {"nftables", "host-gw"}, {"iptables", "vxlan"}} {
-		t.Run(c.proxy+"/"+c.routes, func(t *testing.T) { testMultiNode(t, c.proxy, c.routes) })
+	for _, c := range []struct {
+		proxy, routes string
+		routed        bool
+	}{{"iptables", "host-gw", false}, {"nftables", "host-gw", false}, {"iptables", "vxlan", true}} {
+		name := c.proxy + "/" + c.routes
+		if c.routed {
+			name += "/routed"
+		}
+		t.Run(name, func(t *testing.T) { testMultiNode(t, c.proxy, c.routes, c.routed) })
 	}
 }
 
-func testMultiNode(t *testing.T, mode, routes string) {
-	m := newMultiNode(t, mode, routes)
+func testMultiNode(t *testing.T, mode, routes string, routed bool) {
+	m := newMultiNode(t, mode, routes, routed)
 	ctx := context.Background()
 	cidrs := map[string]string{}
 	for name := range m.nodes {
 		cidrs[name] = m.nodes[name].agent.PodCIDR().String()
 	}
 	t.Logf("podCIDRs: %v", cidrs)
-	wantA := cidrs["mn-b"] + " via " + mnNodeIPs["mn-b"]
-	wantB := cidrs["mn-a"] + " via " + mnNodeIPs["mn-a"]
+	wantA := cidrs["mn-b"] + " via " + m.ips["mn-b"]
+	wantB := cidrs["mn-a"] + " via " + m.ips["mn-a"]
 	if routes == "vxlan" { // via the peer's VTEP address, through skiff.vxlan
 		wantA = cidrs["mn-b"] + " via " + netip.MustParsePrefix(cidrs["mn-b"]).Addr().String()
 		wantB = cidrs["mn-a"] + " via " + netip.MustParsePrefix(cidrs["mn-a"]).Addr().String()
@@ -456,7 +494,7 @@ func testMultiNode(t *testing.T, mode, routes string) {
 	t.Run("NodePort on the node without the pod", func(t *testing.T) {
 		hc := httpIn(m.ext, 5*time.Second)
 		for _, node := range []string{"mn-a", "mn-b"} {
-			u := fmt.Sprintf("http://%s/hostname", net.JoinHostPort(mnNodeIPs[node], fmt.Sprint(mnNodePort)))
+			u := fmt.Sprintf("http://%s/hostname", net.JoinHostPort(m.ips[node], fmt.Sprint(mnNodePort)))
 			eventually(t, 10*time.Second, "the outside reaches backend through "+node+"'s NodePort", func() (bool, error) {
 				got, err := get(hc, u)
 				return got == "backend", fmt.Errorf("%q, %v", got, err)
@@ -465,11 +503,11 @@ func testMultiNode(t *testing.T, mode, routes string) {
 			// address it leaves by: on mn-a its LAN address, or its
 			// vxlan device's, on mn-b its bridge's), so that the reply
 			// goes back through it.
-			got, err := get(hc, fmt.Sprintf("http://%s/clientip", net.JoinHostPort(mnNodeIPs[node], fmt.Sprint(mnNodePort))))
+			got, err := get(hc, fmt.Sprintf("http://%s/clientip", net.JoinHostPort(m.ips[node], fmt.Sprint(mnNodePort))))
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := mnNodeIPs[node]
+			want := m.ips[node]
 			if routes == "vxlan" {
 				want = netip.MustParsePrefix(cidrs[node]).Addr().String()
 			}
