@@ -408,6 +408,9 @@ func TestMultiNodeHostGW(t *testing.T) {
 }
 
 func testMultiNode(t *testing.T, mode, routes string, routed bool) {
+	if routes == "vxlan" {
+		requireVXLAN(t)
+	}
 	m := newMultiNode(t, mode, routes, routed)
 	ctx := context.Background()
 	cidrs := map[string]string{}
@@ -544,4 +547,16 @@ func testMultiNode(t *testing.T, mode, routes string, routed bool) {
 			t.Fatalf("mn-b's routes: %q, want [%s]", b, wantB)
 		}
 	})
+}
+
+// requireVXLAN skips unless the kernel makes vxlan devices (tried in a
+// namespace of the test's own).
+func requireVXLAN(t *testing.T) {
+	t.Helper()
+	requireRoot(t)
+	ns := netnstest.New(t, "vxlan-probe")
+	h := ns.Netlink(t)
+	if err := h.LinkAdd(&netlink.Vxlan{LinkAttrs: netlink.LinkAttrs{Name: "probe0"}, VxlanId: 42, Port: 8472}); err != nil {
+		t.Skipf("needs vxlan devices (kernel module vxlan): %v", err)
+	}
 }
