@@ -149,11 +149,13 @@ func (r *Reconciler) Routes() ([]netlink.Route, error) {
 	return rs, nil
 }
 
-// Sync makes the Skiff routes exactly one per peer. A route whose
-// destination no peer has, or whose gateway changed, is deleted first;
-// then the missing ones are added. The error is for the listing or a
-// delete; a failed add is reported in Result.Failed and the other peers
-// are still done.
+// Sync makes the Skiff routes exactly one per peer. In vxlan mode the
+// device and its neighbour and forwarding entries are made first (and a
+// host-gw reconciler's first Sync deletes a device an earlier vxlan mode
+// left). A route whose destination no peer has, or whose next hop
+// changed, is deleted; then the missing ones are added. The error is for
+// the device, the listing, an entry or a delete; a failed route add is
+// reported in Result.Failed and the other peers are still done.
 func (r *Reconciler) Sync(peers []Peer) (Result, error) {
 	res := Result{Failed: map[string]error{}}
 	idx := 0 // the vxlan device's index; 0 in host-gw mode
