@@ -220,7 +220,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.log.Info("node network", "podCIDR", podCIDR, "serviceCIDR", svcCIDR)
 	a.setPhase("setting up the pod network")
 	net, err := a.deps.NewPodNetwork(ctx, NetworkParams{DataDir: a.cfg.DataDir, PodCIDR: podCIDR, ServiceCIDR: svcCIDR,
-		Logger: a.log.With("component", "cni")})
+		MTU: a.podMTU(), Logger: a.log.With("component", "cni")})
 	if err != nil {
 		return fmt.Errorf("netagent: pod network: %w", err)
 	}
@@ -238,6 +238,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.traceInformers(inf) // trace.go
 	logFor := func(name string) *slog.Logger { return a.log.With("informer", name) }
 	nodePods := inf.For(a.res.pods, client.InformerOptions{FieldSelector: "spec.nodeName=" + a.cfg.NodeName, Logger: logFor("node-pods")})
+
+	if err := a.startPodRoutes(ctx, &wg, inf, podCIDR); err != nil { // podroutes.go
+		return err
+	}
 
 	dnsRun, err := a.listenDNS(inf, gw, podCIDR, svcCIDR)
 	if err != nil {

@@ -46,6 +46,13 @@ type Config struct {
 	// ClusterCIDR is the whole pod range (the server's --cluster-cidr); the
 	// proxy masquerades traffic from outside it. Zero: the node's podCIDR.
 	ClusterCIDR netip.Prefix
+	// PodRoutes is how this node's pods reach other nodes' pods: host-gw
+	// (the default: a route to every other node's podCIDR via its
+	// InternalIP, in the node's namespace; the nodes must share an L2
+	// segment), vxlan (the same routes through a VXLAN device; the nodes
+	// only need UDP 8472 between them; pods get MTU 1450) or none
+	// (something else routes). See netagent/podroutes.
+	PodRoutes string
 	// ClusterDomain is the DNS domain (default cluster.local).
 	ClusterDomain string
 	// DNSListenPort is the node DNS's port on the bridge gateway (default
@@ -144,6 +151,13 @@ func (c *Config) defaults() error {
 			c.NodeIPs = []netip.Addr{a}
 		}
 	}
+	switch c.PodRoutes {
+	case "":
+		c.PodRoutes = PodRoutesHostGW
+	case PodRoutesHostGW, PodRoutesVXLAN, PodRoutesNone:
+	default:
+		return fmt.Errorf("netagent: pod routes %q: want %s, %s or %s", c.PodRoutes, PodRoutesHostGW, PodRoutesVXLAN, PodRoutesNone)
+	}
 	if c.ClusterDomain == "" {
 		c.ClusterDomain = DefaultClusterDomain
 	}
@@ -196,12 +210,15 @@ type NetworkParams struct {
 	DataDir     string
 	PodCIDR     netip.Prefix
 	ServiceCIDR netip.Prefix
-	Logger      *slog.Logger
+	// MTU of the pods' interfaces and the bridge (0: cni.DefaultMTU);
+	// --pod-routes vxlan leaves room for the encapsulation.
+	MTU    int
+	Logger *slog.Logger
 }
 
 // NewCNINetwork builds the real pod network (netagent/cni) from p.
 func NewCNINetwork(_ context.Context, p NetworkParams) (PodNetwork, error) {
-	return cni.New(cni.Config{DataDir: p.DataDir, PodCIDR: p.PodCIDR, ServiceCIDR: p.ServiceCIDR, Logger: p.Logger})
+	return cni.New(cni.Config{DataDir: p.DataDir, PodCIDR: p.PodCIDR, ServiceCIDR: p.ServiceCIDR, MTU: p.MTU, Logger: p.Logger})
 }
 
 // NetNS runs fn inside the node's network namespace (netns.Do bound to a

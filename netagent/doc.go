@@ -32,6 +32,11 @@
 //     service CIDR routed onto it) inside Deps.NodeNetNS, and serves the
 //     node DNS on <gateway>:53 there, from its own informers (answers keep
 //     coming while the server is away).
+//   - Pod routes (Config.PodRoutes, podroutes.go): the agent watches the
+//     Nodes and keeps, in the node namespace, a route to every other
+//     node's podCIDR: via its InternalIP (host-gw, the default) or through
+//     the skiff.vxlan tunnel (vxlan); see netagent/podroutes. A test
+//     binary's agent without a node namespace keeps none.
 //   - Heartbeats: the Lease kube-node-lease/<name> is renewed every 10s
 //     (duration 40s, owned by the Node); the Ready condition is posted on
 //     every change and every minute. A restarting agent leaves an existing

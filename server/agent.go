@@ -57,6 +57,7 @@ func (s *Server) startAgent(ctx context.Context) error {
 		ProxyMode:     s.cfg.ProxyMode,
 		IPVSScheduler: s.cfg.IPVSScheduler,
 		ClusterCIDR:   s.parsed.ClusterCIDR,
+		PodRoutes:     s.cfg.PodRoutes,
 		ClusterDomain: s.cfg.ClusterDomain,
 		DNSUpstreams:  s.cfg.DNSUpstream,
 		Logger:        log,

@@ -22,6 +22,9 @@ type Agent struct {
 	ClusterDomain string   // --cluster-domain
 	ClusterCIDR   string   // --cluster-cidr: traffic from outside it is masqueraded
 	DNSUpstream   []string // --dns-upstream; nil = /etc/resolv.conf
+	// PodRoutes (--pod-routes) is host-gw (routes to the other nodes'
+	// podCIDRs via their InternalIPs), vxlan or none.
+	PodRoutes string
 	// NetNS (--netns) is a network namespace path the agent builds its pod
 	// network, node DNS and probes in; "" is the agent's own namespace.
 	// The API connection stays in the agent's namespace. It lets several
@@ -50,6 +53,7 @@ func AgentDefaults() Agent {
 		IPVSScheduler: "rr",
 		ClusterDomain: "cluster.local",
 		ClusterCIDR:   "10.244.0.0/16",
+		PodRoutes:     "host-gw",
 		NodeAPIListen: ":10250",
 		// netagent.DefaultTerminationDelay (not imported: config stays light).
 		TerminationDelay: 2 * time.Second,

@@ -32,6 +32,7 @@ type Server struct {
 	Runtime          string   // --runtime (node agent issue)
 	ContainerdSocket string   // --containerd-socket; "" = /run/containerd/containerd.sock
 	ProxyMode        string   // --proxy-mode (service proxy issue)
+	PodRoutes        string   // --pod-routes host-gw|vxlan|none (the built-in agent)
 	IPVSScheduler    string   // --ipvs-scheduler (proxy mode ipvs)
 	// DNSTTL is the TTL of cluster DNS records and negative answers
 	// (--dns-ttl, whole seconds, 1s..1h).
@@ -80,6 +81,7 @@ func ServerDefaults() Server {
 		DNSTTL:                 5 * time.Second,
 		Runtime:                "auto",
 		ProxyMode:              "iptables",
+		PodRoutes:              "host-gw",
 		IPVSScheduler:          "rr",
 		HistorySize:            50000,
 		MaxEndpointsPerSlice:   100,

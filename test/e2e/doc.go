@@ -13,6 +13,11 @@
 // (skiff.local/netexec:dev) is a static skiff built from testdata/skiff,
 // so the same manifests run on both runtimes.
 //
+// TestMultiNodeHostGW (multinode_test.go) is a two-node cluster instead: a
+// server without its built-in agent, two in-process agents in node
+// namespaces on a test-made LAN bridge (its own namespace) with an outside
+// namespace on it, checking the host-gw pod routes (netagent/podroutes).
+//
 // # Invariants
 //
 //   - Root only: without root (or the CNI plugins, iptables, nft; for
