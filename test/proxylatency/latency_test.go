@@ -1,0 +1,413 @@
+package proxylatency_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/internal/config"
+	"github.com/skiff-dev/skiff/netagent"
+	"github.com/skiff-dev/skiff/netagent/proxy/proxytest"
+	"github.com/skiff-dev/skiff/server"
+)
+
+var (
+	resources = api.Resources()
+	podInfo   = api.Lookup(resources, "v1", "pods")
+	svcInfo   = api.Lookup(resources, "v1", "services")
+	sliceInfo = api.Lookup(resources, "discovery.k8s.io/v1", "endpointslices")
+)
+
+// envInt reads a positive integer from the environment, else def.
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// BenchmarkNetworkProgramming measures pod Ready → rule in the kernel at
+// SKIFF_BENCH_SERVICES Services (default 1,000, one endpoint each): the
+// target pod's Ready condition is flipped through pods/status
+// SKIFF_BENCH_FLIPS times each way (default 100), and each flip is timed
+// from the status write's response until a probe connection from the node
+// namespace to the Service's ClusterIP shows the new rule (connected to the
+// pod after Ready=True, refused after Ready=False). Between flips it waits
+// a random SKIFF_BENCH_GAP_MS..2×SKIFF_BENCH_GAP_MS (default 100: the
+// proxy's minimum sync period, so flips are independent changes rather
+// than a burst the proxy is meant to coalesce).
+//
+// Reported: p50/p99/max of that latency; the same for the moment the
+// target's EndpointSlice update reaches a watch of the test's own (API +
+// endpointslice controller share); the proxy's partial sync mean; and the
+// mean of the proxy's network_programming_duration_seconds (from the
+// slice's trigger-time annotation, which has the second precision of the
+// pod's lastTransitionTime, so it over-counts by up to 1 s, as
+// Kubernetes' does).
+//
+//	go test -run '^$' -bench NetworkProgramming -benchtime 1x ./test/proxylatency/
+func BenchmarkNetworkProgramming(b *testing.B) {
+	proxytest.RequireRoot(b)
+	for _, mode := range []string{"iptables", "nftables"} {
+		b.Run(mode, func(b *testing.B) { benchProgramming(b, mode) })
+	}
+}
+
+func benchProgramming(b *testing.B, mode string) {
+	nServices := envInt("SKIFF_BENCH_SERVICES", 1000)
+	flips := envInt("SKIFF_BENCH_FLIPS", 100)
+	gap := time.Duration(envInt("SKIFF_BENCH_GAP_MS", 100)) * time.Millisecond
+
+	before := proxytest.HostRules(b)
+	b.Cleanup(func() {
+		if after := proxytest.HostRules(b); after != before {
+			b.Errorf("the machine's own iptables changed during the benchmark")
+		}
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	// The control plane: a real server with its endpointslice controller,
+	// no agent; the pods are bound to the node by the benchmark, and the
+	// node lifecycle controller would mark them NotReady (no node heartbeats).
+	cfg := config.ServerDefaults()
+	cfg.DataDir = b.TempDir()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.DisableAgent = true
+	cfg.DisabledControllers = []string{"nodelifecycle", "scheduler"}
+	cfg.ShutdownTimeout = 5 * time.Second
+	s, err := server.Start(ctx, cfg, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Stop() })
+	c, err := s.Client()
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	// The node: namespaces with a bridge and one real pod answering its
+	// name; the other Services' pods exist in the API only.
+	node := proxytest.NewNode(b)
+	target := node.AddPod("pod0", netip.MustParseAddr("10.244.0.2"))
+
+	pods := createObjects(ctx, b, c, nServices, target.IP.String())
+	waitSlices(ctx, b, c, nServices)
+	var svc api.Service
+	if err := c.Get(ctx, svcInfo, "default", "svc-0000", &svc); err != nil {
+		b.Fatal(err)
+	}
+	vip := net.JoinHostPort(svc.Spec.ClusterIP, "80")
+
+	// The test's own watch of the target's slice: when the API delivered
+	// the controller's write (the proxy's informer sees it about then).
+	sliceSeen := make(chan sliceEvent, 64)
+	watch := client.NewInformer(c, sliceInfo, client.InformerOptions{Namespace: "default",
+		LabelSelector: api.LabelServiceName + "=svc-0000"})
+	watch.AddEventHandler(client.HandlerFuncs{UpdateFunc: func(_, obj api.Object) {
+		if sl, ok := obj.(*api.EndpointSlice); ok {
+			sliceSeen <- sliceEvent{at: time.Now(), ready: sliceReady(sl)}
+		}
+	}})
+	go func() { _ = watch.Run(ctx) }()
+
+	// The proxy, as the agent runs it.
+	reg := prometheus.NewRegistry()
+	inf := client.NewSharedInformers(c)
+	inf.For(svcInfo, client.InformerOptions{})
+	inf.For(sliceInfo, client.InformerOptions{})
+	inf.Start(ctx)
+	proxyDone := make(chan error, 1)
+	go func() {
+		proxyDone <- netagent.RunProxy(ctx, netagent.ProxyParams{
+			NodeName: proxytest.NodeName, NodeIPs: []netip.Addr{proxytest.NodeIP}, Mode: mode,
+			PodCIDR: proxytest.PodCIDR, ClusterCIDR: proxytest.ClusterCIDR, ServiceCIDR: proxytest.ServiceCIDR,
+			Client: c, Informers: inf, NetNS: node.Do, Logger: slog.New(slog.DiscardHandler), Registerer: reg,
+		})
+	}()
+	defer func() {
+		cancel()
+		if err := <-proxyDone; err != nil {
+			b.Errorf("RunProxy: %v", err)
+		}
+		inf.Wait()
+	}()
+	start := time.Now()
+	if _, err := waitRule(node.NetNS, vip, true, 60*time.Second); err != nil {
+		b.Fatalf("first sync: %v", err)
+	}
+	b.Logf("%s: %d Services programmed %v after the proxy started", mode, nServices, time.Since(start).Round(time.Millisecond))
+	partialBefore := histogram(b, reg, "kubeproxy_sync_partial_proxy_rules_duration_seconds")
+	programmingBefore := histogram(b, reg, "kubeproxy_network_programming_duration_seconds")
+
+	pod := pods[0]
+	var lat, sliceLat [2][]time.Duration // by the new Ready value (0 false, 1 true)
+	b.ResetTimer()
+	for range b.N {
+		for i := range 2 * flips {
+			time.Sleep(gap + rand.N(gap))
+			ready := !api.IsPodReady(pod)
+			for len(sliceSeen) > 0 {
+				<-sliceSeen
+			}
+			setReady(pod, ready, time.Now())
+			if err := c.UpdateStatus(ctx, podInfo, "default", pod); err != nil {
+				b.Fatalf("flip %d: %v", i, err)
+			}
+			t0 := time.Now()
+			t1, err := waitRule(node.NetNS, vip, ready, 10*time.Second)
+			if err != nil {
+				b.Fatalf("flip %d to ready=%v: %v", i, ready, err)
+			}
+			idx := 0
+			if ready {
+				idx = 1
+				// Check the rule leads to the pod (untimed).
+				if got, err := proxytest.HTTPGet(node.NetNS, "http://"+vip+"/"); err != nil || !strings.HasPrefix(got, "pod0 ") {
+					b.Fatalf("flip %d: GET through %s: %q, %v", i, vip, got, err)
+				}
+			}
+			lat[idx] = append(lat[idx], t1.Sub(t0))
+			sliceLat[idx] = append(sliceLat[idx], waitSliceEvent(b, sliceSeen, ready).Sub(t0))
+		}
+	}
+	b.StopTimer()
+
+	all := append(slices.Clone(lat[0]), lat[1]...)
+	allSlice := append(slices.Clone(sliceLat[0]), sliceLat[1]...)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	b.ReportMetric(ms(pct(all, 50)), "p50-ms")
+	b.ReportMetric(ms(pct(all, 99)), "p99-ms")
+	b.ReportMetric(ms(pct(all, 100)), "max-ms")
+	b.ReportMetric(ms(pct(allSlice, 50)), "slice-p50-ms")
+	b.ReportMetric(ms(pct(allSlice, 99)), "slice-p99-ms")
+	partial := histogram(b, reg, "kubeproxy_sync_partial_proxy_rules_duration_seconds").minus(partialBefore)
+	programming := histogram(b, reg, "kubeproxy_network_programming_duration_seconds").minus(programmingBefore)
+	b.ReportMetric(partial.mean()*1000, "partial-sync-ms")
+	b.ReportMetric(programming.mean(), "metric-mean-s")
+	for idx, name := range []string{"ready=false (refused)", "ready=true (reaches the pod)"} {
+		b.Logf("%s, %s, %d flips: rule in the kernel p50 %.1f ms p99 %.1f ms max %.1f ms; slice seen p50 %.1f ms p99 %.1f ms",
+			mode, name, len(lat[idx]), ms(pct(lat[idx], 50)), ms(pct(lat[idx], 99)), ms(pct(lat[idx], 100)),
+			ms(pct(sliceLat[idx], 50)), ms(pct(sliceLat[idx], 99)))
+	}
+	b.Logf("%s: %d partial syncs, mean %.1f ms; network_programming_duration_seconds: %d samples, mean %.3f s",
+		mode, partial.count, partial.mean()*1000, programming.count, programming.mean())
+}
+
+// createObjects creates n Services svc-NNNN, each selecting one pod
+// pod-NNNN bound to the node, Running and Ready; pod-0000 has targetIP.
+// It returns the pods as stored.
+func createObjects(ctx context.Context, b *testing.B, c *client.Client, n int, targetIP string) []*api.Pod {
+	b.Helper()
+	pods := make([]*api.Pod, n)
+	errs := make([]error, n)
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := range next {
+				pods[i], errs[i] = createPair(ctx, c, i, targetIP)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		b.Fatalf("create objects: %v", err)
+	}
+	return pods
+}
+
+func createPair(ctx context.Context, c *client.Client, i int, targetIP string) (*api.Pod, error) {
+	name := fmt.Sprintf("svc-%04d", i)
+	sel := map[string]string{"app": name}
+	svc := &api.Service{ObjectMeta: api.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: api.ServiceSpec{Selector: sel,
+			Ports: []api.ServicePort{{Name: "http", Protocol: api.ProtocolTCP, Port: 80, TargetPort: api.FromInt32(proxytest.PodHTTPPort)}}}}
+	if err := c.Create(ctx, svcInfo, "default", svc); err != nil {
+		return nil, err
+	}
+	ip := targetIP
+	if i > 0 {
+		// Addresses outside the node's pod range: never sent traffic.
+		ip = fmt.Sprintf("10.244.%d.%d", 1+i/250, 1+i%250)
+	}
+	pod := &api.Pod{ObjectMeta: api.ObjectMeta{Name: fmt.Sprintf("pod-%04d", i), Namespace: "default", Labels: sel},
+		Spec: api.PodSpec{NodeName: proxytest.NodeName,
+			Containers: []api.Container{{Name: "app", Image: "none"}}}}
+	if err := c.Create(ctx, podInfo, "default", pod); err != nil {
+		return nil, err
+	}
+	pod.Status.Phase = api.PodRunning
+	pod.Status.PodIP = ip
+	pod.Status.PodIPs = []api.PodIP{{IP: ip}}
+	pod.Status.HostIP = proxytest.NodeIP.String()
+	setReady(pod, true, time.Now())
+	if err := c.UpdateStatus(ctx, podInfo, "default", pod); err != nil {
+		return nil, err
+	}
+	return pod, nil
+}
+
+// setReady sets the pod's Ready condition, with a new transition time
+// when it changes, as a node does.
+func setReady(pod *api.Pod, ready bool, now time.Time) {
+	status := api.ConditionFalse
+	if ready {
+		status = api.ConditionTrue
+	}
+	if c := api.GetPodCondition(&pod.Status, api.PodReady); c != nil {
+		if c.Status != status {
+			c.Status = status
+			c.LastTransitionTime = api.NewTime(now)
+		}
+		return
+	}
+	pod.Status.Conditions = append(pod.Status.Conditions, api.PodCondition{
+		Type: api.PodReady, Status: status, LastTransitionTime: api.NewTime(now),
+	})
+}
+
+// waitSlices waits until every Service has a slice with a ready endpoint.
+func waitSlices(ctx context.Context, b *testing.B, c *client.Client, n int) {
+	b.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		var list api.EndpointSliceList
+		if err := c.List(ctx, sliceInfo, "default", client.ListOptions{}, &list); err != nil {
+			b.Fatal(err)
+		}
+		ready := 0
+		for i := range list.Items {
+			if sliceReady(&list.Items[i]) {
+				ready++
+			}
+		}
+		if ready >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%d of %d Services have a ready endpoint", ready, n)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func sliceReady(sl *api.EndpointSlice) bool {
+	for _, ep := range sl.Endpoints {
+		if ep.Conditions.Ready != nil && *ep.Conditions.Ready {
+			return true
+		}
+	}
+	return false
+}
+
+type sliceEvent struct {
+	at    time.Time
+	ready bool
+}
+
+func waitSliceEvent(b *testing.B, ch <-chan sliceEvent, ready bool) time.Time {
+	b.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-ch:
+			if ev.ready == ready {
+				return ev.at
+			}
+		case <-timeout:
+			b.Fatalf("no slice update with ready=%v", ready)
+		}
+	}
+}
+
+// waitRule probes vip from ns until the rule for the wanted state is in
+// the kernel (a connection succeeds for ready, is refused for not
+// ready) and returns when it saw it. Each probe is a new connection, so
+// it takes the rules of that moment (no conntrack entry to reuse).
+func waitRule(ns *proxytest.NetNS, vip string, ready bool, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	var last error
+	for {
+		conn, err := ns.Dial("tcp", vip, nil, 50*time.Millisecond)
+		now := time.Now()
+		if err == nil {
+			conn.Close()
+			if ready {
+				return now, nil
+			}
+			last = errors.New("still connects")
+		} else {
+			if !ready && errors.Is(err, syscall.ECONNREFUSED) {
+				return now, nil
+			}
+			last = err
+		}
+		if now.After(deadline) {
+			return now, fmt.Errorf("rule for ready=%v not in the kernel after %v: last probe: %v", ready, timeout, last)
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+// pct is the p-th percentile (nearest rank) of ds.
+func pct(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	i := int(math.Ceil(p/100*float64(len(s)))) - 1
+	return s[max(i, 0)]
+}
+
+type hist struct {
+	count uint64
+	sum   float64
+}
+
+func (h hist) minus(o hist) hist { return hist{h.count - o.count, h.sum - o.sum} }
+func (h hist) mean() float64 {
+	if h.count == 0 {
+		return 0
+	}
+	return h.sum / float64(h.count)
+}
+
+// histogram reads one histogram from reg.
+func histogram(b *testing.B, reg *prometheus.Registry, name string) hist {
+	b.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && mf.GetType() == dto.MetricType_HISTOGRAM && len(mf.Metric) == 1 {
+			h := mf.Metric[0].GetHistogram()
+			return hist{h.GetSampleCount(), h.GetSampleSum()}
+		}
+	}
+	return hist{}
+}
