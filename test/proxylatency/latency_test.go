@@ -160,6 +160,13 @@ func benchProgramming(b *testing.B, mode string) {
 
 	pod := pods[0]
 	var lat, sliceLat [2][]time.Duration // by the new Ready value (0 false, 1 true)
+	type flip struct {
+		ready      bool
+		lat, slice time.Duration
+		full       bool // a (periodic) full sync ran during the flip
+	}
+	var log []flip
+	fulls := func() uint64 { return histogram(b, reg, "kubeproxy_sync_full_proxy_rules_duration_seconds").count }
 	b.ResetTimer()
 	for range b.N {
 		for i := range 2 * flips {
@@ -168,6 +175,7 @@ func benchProgramming(b *testing.B, mode string) {
 			for len(sliceSeen) > 0 {
 				<-sliceSeen
 			}
+			fullsBefore := fulls()
 			setReady(pod, ready, time.Now())
 			if err := c.UpdateStatus(ctx, podInfo, "default", pod); err != nil {
 				b.Fatalf("flip %d: %v", i, err)
@@ -187,6 +195,7 @@ func benchProgramming(b *testing.B, mode string) {
 			}
 			lat[idx] = append(lat[idx], t1.Sub(t0))
 			sliceLat[idx] = append(sliceLat[idx], waitSliceEvent(b, sliceSeen, ready).Sub(t0))
+			log = append(log, flip{ready, lat[idx][len(lat[idx])-1], sliceLat[idx][len(sliceLat[idx])-1], fulls() != fullsBefore})
 		}
 	}
 	b.StopTimer()
@@ -207,6 +216,10 @@ func benchProgramming(b *testing.B, mode string) {
 		b.Logf("%s, %s, %d flips: rule in the kernel p50 %.1f ms p99 %.1f ms max %.1f ms; slice seen p50 %.1f ms p99 %.1f ms",
 			mode, name, len(lat[idx]), ms(pct(lat[idx], 50)), ms(pct(lat[idx], 99)), ms(pct(lat[idx], 100)),
 			ms(pct(sliceLat[idx], 50)), ms(pct(sliceLat[idx], 99)))
+	}
+	slices.SortFunc(log, func(x, y flip) int { return int(y.lat - x.lat) })
+	for _, f := range log[:min(5, len(log))] {
+		b.Logf("%s: slow flip: ready=%v %.1f ms (slice seen at %.1f ms), full sync during it: %v", mode, f.ready, ms(f.lat), ms(f.slice), f.full)
 	}
 	b.Logf("%s: %d partial syncs, mean %.1f ms; network_programming_duration_seconds: %d samples, mean %.3f s",
 		mode, partial.count, partial.mean()*1000, programming.count, programming.mean())
