@@ -20,6 +20,8 @@ run go test -count=1 -run '^TestIdleRSSAndBinarySize$' -v ./server/ | grep -E 'b
 # rules, failed requests and rate during a rolling update, in both modes.
 if [ "$(id -u)" -eq 0 ]; then
   run go test -count=1 -run '^TestSeeds$' -v ./test/e2e/ | grep -E 'first response|still serving|rolling update in|^(ok|FAIL|--- FAIL)'
+  # Pod Ready (pods/status) -> rule in the kernel at 1k Services, both modes.
+  run go test -count=1 -run '^$' -bench NetworkProgramming -benchtime 1x ./test/proxylatency/ | grep -E '^Benchmark|rule in the kernel|partial syncs|^(ok|FAIL)'
 else
   echo "bench: end-to-end figures skipped (need root)"
 fi
