@@ -25,6 +25,7 @@ import (
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/netagent"
+	"github.com/skiff-dev/skiff/netagent/proxy/iptables"
 	"github.com/skiff-dev/skiff/netagent/proxy/proxytest"
 	"github.com/skiff-dev/skiff/server"
 )
@@ -135,12 +136,28 @@ func benchProgramming(b *testing.B, mode string) {
 	inf.For(svcInfo, client.InformerOptions{})
 	inf.For(sliceInfo, client.InformerOptions{})
 	inf.Start(ctx)
+	// The backend, for the time its last sync took (iptables reports it).
+	var backendMu sync.Mutex
+	var backend any
+	lastSync := func() time.Duration {
+		backendMu.Lock()
+		defer backendMu.Unlock()
+		if st, ok := backend.(interface{ LastStats() iptables.Stats }); ok {
+			return st.LastStats().Total
+		}
+		return 0
+	}
 	proxyDone := make(chan error, 1)
 	go func() {
 		proxyDone <- netagent.RunProxy(ctx, netagent.ProxyParams{
 			NodeName: proxytest.NodeName, NodeIPs: []netip.Addr{proxytest.NodeIP}, Mode: mode,
 			PodCIDR: proxytest.PodCIDR, ClusterCIDR: proxytest.ClusterCIDR, ServiceCIDR: proxytest.ServiceCIDR,
 			Client: c, Informers: inf, NetNS: node.Do, Logger: slog.New(slog.DiscardHandler), Registerer: reg,
+			OnBackend: func(_ string, b any) {
+				backendMu.Lock()
+				defer backendMu.Unlock()
+				backend = b
+			},
 		})
 	}()
 	defer func() {
@@ -164,7 +181,8 @@ func benchProgramming(b *testing.B, mode string) {
 	type flip struct {
 		ready      bool
 		lat, slice time.Duration
-		full       bool // a (periodic) full sync ran during the flip
+		full       bool          // a (periodic) full sync ran during the flip
+		sync       time.Duration // the backend's last sync (iptables only)
 	}
 	var log []flip
 	fulls := func() uint64 { return histogram(b, reg, "kubeproxy_sync_full_proxy_rules_duration_seconds").count }
@@ -196,7 +214,7 @@ func benchProgramming(b *testing.B, mode string) {
 			}
 			lat[idx] = append(lat[idx], t1.Sub(t0))
 			sliceLat[idx] = append(sliceLat[idx], waitSliceEvent(b, sliceSeen, ready).Sub(t0))
-			log = append(log, flip{ready, lat[idx][len(lat[idx])-1], sliceLat[idx][len(sliceLat[idx])-1], fulls() != fullsBefore})
+			log = append(log, flip{ready, lat[idx][len(lat[idx])-1], sliceLat[idx][len(sliceLat[idx])-1], fulls() != fullsBefore, lastSync()})
 		}
 	}
 	b.StopTimer()
@@ -228,7 +246,8 @@ func benchProgramming(b *testing.B, mode string) {
 	}
 	slices.SortFunc(log, func(x, y flip) int { return int(y.lat - x.lat) })
 	for _, f := range log[:min(5, len(log))] {
-		b.Logf("%s: slow flip: ready=%v %.1f ms (slice seen at %.1f ms), full sync during it: %v", mode, f.ready, ms(f.lat), ms(f.slice), f.full)
+		b.Logf("%s: slow flip: ready=%v %.1f ms (slice seen at %.1f ms, backend sync %.1f ms), full sync during it: %v",
+			mode, f.ready, ms(f.lat), ms(f.slice), ms(f.sync), f.full)
 	}
 	b.Logf("%s: %d partial syncs, mean %.1f ms; %d periodic full syncs, mean %.0f ms, overlapping %d flips (p99 of the other %d: %.1f ms); network_programming_duration_seconds: %d samples, mean %.3f s",
 		mode, partial.count, partial.mean()*1000, full.count, full.mean()*1000, len(log)-len(quiet), len(quiet), ms(pct(quiet, 99)),
