@@ -72,74 +72,88 @@ func BenchmarkNetworkProgramming(b *testing.B) {
 	}
 }
 
-func benchProgramming(b *testing.B, mode string) {
-	nServices := envInt("SKIFF_BENCH_SERVICES", 1000)
-	flips := envInt("SKIFF_BENCH_FLIPS", 100)
-	gap := time.Duration(envInt("SKIFF_BENCH_GAP_MS", 100)) * time.Millisecond
+// env is a running control plane, node and proxy.
+type env struct {
+	ctx       context.Context
+	c         *client.Client
+	node      *proxytest.Node
+	pod       *api.Pod // pod-0000, the real pod behind svc-0000
+	vip       string   // svc-0000's ClusterIP:80
+	reg       *prometheus.Registry
+	sliceSeen chan sliceEvent // svc-0000's slice updates, from a watch of the test's own
+	// lastSync is the backend's last sync time (iptables only; else 0).
+	lastSync func() time.Duration
+}
 
-	before := proxytest.HostRules(b)
-	b.Cleanup(func() {
-		if after := proxytest.HostRules(b); after != before {
-			b.Errorf("the machine's own iptables changed during the benchmark")
+// start builds everything with n Services and waits until the proxy has
+// programmed svc-0000. It all stops at the end of the test.
+func start(tb testing.TB, mode string, n int) *env {
+	tb.Helper()
+	proxytest.RequireRoot(tb)
+	before := proxytest.HostRules(tb)
+	tb.Cleanup(func() {
+		if after := proxytest.HostRules(tb); after != before {
+			tb.Errorf("the machine's own iptables changed during the test")
 		}
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	tb.Cleanup(cancel)
 
 	// The control plane: a real server with its endpointslice controller,
-	// no agent; the pods are bound to the node by the benchmark, and the
-	// node lifecycle controller would mark them NotReady (no node heartbeats).
+	// no agent; the pods are bound to the node by the test, and the node
+	// lifecycle controller would mark them NotReady (no node heartbeats).
 	cfg := config.ServerDefaults()
-	cfg.DataDir = b.TempDir()
+	cfg.DataDir = tb.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.DisableAgent = true
 	cfg.DisabledControllers = []string{"nodelifecycle", "scheduler"}
 	cfg.ShutdownTimeout = 5 * time.Second
 	s, err := server.Start(ctx, cfg, nil)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	b.Cleanup(func() { _ = s.Stop() })
+	tb.Cleanup(func() { _ = s.Stop() })
 	c, err := s.Client()
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 
 	// The node: namespaces with a bridge and one real pod answering its
 	// name; the other Services' pods exist in the API only.
-	node := proxytest.NewNode(b)
+	node := proxytest.NewNode(tb)
 	target := node.AddPod("pod0", netip.MustParseAddr("10.244.0.2"))
 
-	pods := createObjects(ctx, b, c, nServices, target.IP.String())
-	waitSlices(ctx, b, c, nServices)
+	pods := createObjects(ctx, tb, c, n, target.IP.String())
+	waitSlices(ctx, tb, c, n)
 	var svc api.Service
 	if err := c.Get(ctx, svcInfo, "default", "svc-0000", &svc); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	vip := net.JoinHostPort(svc.Spec.ClusterIP, "80")
+	e := &env{ctx: ctx, c: c, node: node, pod: pods[0], vip: net.JoinHostPort(svc.Spec.ClusterIP, "80"),
+		reg: prometheus.NewRegistry(), sliceSeen: make(chan sliceEvent, 64)}
 
 	// The test's own watch of the target's slice: when the API delivered
 	// the controller's write (the proxy's informer sees it about then).
-	sliceSeen := make(chan sliceEvent, 64)
 	watch := client.NewInformer(c, sliceInfo, client.InformerOptions{Namespace: "default",
 		LabelSelector: api.LabelServiceName + "=svc-0000"})
 	watch.AddEventHandler(client.HandlerFuncs{UpdateFunc: func(_, obj api.Object) {
 		if sl, ok := obj.(*api.EndpointSlice); ok {
-			sliceSeen <- sliceEvent{at: time.Now(), ready: sliceReady(sl)}
+			select {
+			case e.sliceSeen <- sliceEvent{at: time.Now(), ready: sliceReady(sl)}:
+			default:
+			}
 		}
 	}})
 	go func() { _ = watch.Run(ctx) }()
 
 	// The proxy, as the agent runs it.
-	reg := prometheus.NewRegistry()
 	inf := client.NewSharedInformers(c)
 	inf.For(svcInfo, client.InformerOptions{})
 	inf.For(sliceInfo, client.InformerOptions{})
 	inf.Start(ctx)
-	// The backend, for the time its last sync took (iptables reports it).
 	var backendMu sync.Mutex
 	var backend any
-	lastSync := func() time.Duration {
+	e.lastSync = func() time.Duration {
 		backendMu.Lock()
 		defer backendMu.Unlock()
 		if st, ok := backend.(interface{ LastStats() iptables.Stats }); ok {
@@ -152,7 +166,7 @@ func benchProgramming(b *testing.B, mode string) {
 		proxyDone <- netagent.RunProxy(ctx, netagent.ProxyParams{
 			NodeName: proxytest.NodeName, NodeIPs: []netip.Addr{proxytest.NodeIP}, Mode: mode,
 			PodCIDR: proxytest.PodCIDR, ClusterCIDR: proxytest.ClusterCIDR, ServiceCIDR: proxytest.ServiceCIDR,
-			Client: c, Informers: inf, NetNS: node.Do, Logger: slog.New(slog.DiscardHandler), Registerer: reg,
+			Client: c, Informers: inf, NetNS: node.Do, Logger: slog.New(slog.DiscardHandler), Registerer: e.reg,
 			OnBackend: func(_ string, b any) {
 				backendMu.Lock()
 				defer backendMu.Unlock()
@@ -160,23 +174,91 @@ func benchProgramming(b *testing.B, mode string) {
 			},
 		})
 	}()
-	defer func() {
+	tb.Cleanup(func() {
 		cancel()
 		if err := <-proxyDone; err != nil {
-			b.Errorf("RunProxy: %v", err)
+			tb.Errorf("RunProxy: %v", err)
 		}
 		inf.Wait()
-	}()
-	start := time.Now()
-	if _, err := waitRule(node.NetNS, vip, true, 60*time.Second); err != nil {
-		b.Fatalf("first sync: %v", err)
+	})
+	began := time.Now()
+	if _, err := waitRule(node.NetNS, e.vip, true, 60*time.Second); err != nil {
+		tb.Fatalf("first sync: %v", err)
 	}
-	b.Logf("%s: %d Services programmed %v after the proxy started", mode, nServices, time.Since(start).Round(time.Millisecond))
+	tb.Logf("%s: %d Services programmed %v after the proxy started", mode, n, time.Since(began).Round(time.Millisecond))
+	return e
+}
+
+// flip writes the pod's status with Ready toggled, as a node does, and
+// returns the new value and the time the write's response came back.
+func (e *env) flip(tb testing.TB) (bool, time.Time) {
+	tb.Helper()
+	ready := !api.IsPodReady(e.pod)
+	for len(e.sliceSeen) > 0 {
+		<-e.sliceSeen
+	}
+	setReady(e.pod, ready, time.Now())
+	if err := e.c.UpdateStatus(e.ctx, podInfo, "default", e.pod); err != nil {
+		tb.Fatalf("flip to ready=%v: %v", ready, err)
+	}
+	return ready, time.Now()
+}
+
+// TestProgrammingMetric: a Ready flip reaches the kernel, and the proxy
+// run as the agent runs it observes network_programming_duration_seconds
+// from the controller's trigger-time annotation into the Registerer it
+// was given (root; a few Services, both modes).
+func TestProgrammingMetric(t *testing.T) {
+	for _, mode := range []string{"iptables", "nftables"} {
+		t.Run(mode, func(t *testing.T) {
+			e := start(t, mode, 3)
+			const name = "kubeproxy_network_programming_duration_seconds"
+			// Trigger times before the proxy started are not measured
+			// (as in kube-proxy), and the pod's transition time is
+			// truncated to the second: flip only after a whole second.
+			time.Sleep(1100 * time.Millisecond)
+			before := histogram(t, e.reg, name)
+			for range 2 {
+				ready, _ := e.flip(t)
+				if _, err := waitRule(e.node.NetNS, e.vip, ready, 20*time.Second); err != nil {
+					t.Fatal(err)
+				}
+				if ready {
+					if got, err := proxytest.HTTPGet(e.node.NetNS, "http://"+e.vip+"/"); err != nil || !strings.HasPrefix(got, "pod0 ") {
+						t.Fatalf("GET through %s: %q, %v", e.vip, got, err)
+					}
+				}
+			}
+			// The metric is observed at the end of the sync, which may
+			// finish a moment after the rule is visible.
+			deadline := time.Now().Add(10 * time.Second)
+			got := histogram(t, e.reg, name).minus(before)
+			for got.count < 2 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+				got = histogram(t, e.reg, name).minus(before)
+			}
+			if got.count < 2 {
+				t.Fatalf("%s: %d new samples after two flips, want 2", name, got.count)
+			}
+			// From a second-precision transition time: between 0 and 1 s
+			// plus the real latency.
+			if m := got.mean(); m < 0 || m > 5 {
+				t.Errorf("%s: mean %.3f s of the flips' samples, want 0..5 s", name, m)
+			}
+		})
+	}
+}
+
+func benchProgramming(b *testing.B, mode string) {
+	nServices := envInt("SKIFF_BENCH_SERVICES", 1000)
+	flips := envInt("SKIFF_BENCH_FLIPS", 100)
+	gap := time.Duration(envInt("SKIFF_BENCH_GAP_MS", 100)) * time.Millisecond
+	e := start(b, mode, nServices)
+	node, reg, vip, sliceSeen, lastSync := e.node, e.reg, e.vip, e.sliceSeen, e.lastSync
 	partialBefore := histogram(b, reg, "kubeproxy_sync_partial_proxy_rules_duration_seconds")
 	fullBefore := histogram(b, reg, "kubeproxy_sync_full_proxy_rules_duration_seconds")
 	programmingBefore := histogram(b, reg, "kubeproxy_network_programming_duration_seconds")
 
-	pod := pods[0]
 	var lat, sliceLat [2][]time.Duration // by the new Ready value (0 false, 1 true)
 	type flip struct {
 		ready      bool
@@ -190,16 +272,8 @@ func benchProgramming(b *testing.B, mode string) {
 	for range b.N {
 		for i := range 2 * flips {
 			time.Sleep(gap + rand.N(gap))
-			ready := !api.IsPodReady(pod)
-			for len(sliceSeen) > 0 {
-				<-sliceSeen
-			}
 			fullsBefore := fulls()
-			setReady(pod, ready, time.Now())
-			if err := c.UpdateStatus(ctx, podInfo, "default", pod); err != nil {
-				b.Fatalf("flip %d: %v", i, err)
-			}
-			t0 := time.Now()
+			ready, t0 := e.flip(b)
 			t1, err := waitRule(node.NetNS, vip, ready, 10*time.Second)
 			if err != nil {
 				b.Fatalf("flip %d to ready=%v: %v", i, ready, err)
@@ -257,7 +331,7 @@ func benchProgramming(b *testing.B, mode string) {
 // createObjects creates n Services svc-NNNN, each selecting one pod
 // pod-NNNN bound to the node, Running and Ready; pod-0000 has targetIP.
 // It returns the pods as stored.
-func createObjects(ctx context.Context, b *testing.B, c *client.Client, n int, targetIP string) []*api.Pod {
+func createObjects(ctx context.Context, b testing.TB, c *client.Client, n int, targetIP string) []*api.Pod {
 	b.Helper()
 	pods := make([]*api.Pod, n)
 	errs := make([]error, n)
@@ -332,7 +406,7 @@ func setReady(pod *api.Pod, ready bool, now time.Time) {
 }
 
 // waitSlices waits until every Service has a slice with a ready endpoint.
-func waitSlices(ctx context.Context, b *testing.B, c *client.Client, n int) {
+func waitSlices(ctx context.Context, b testing.TB, c *client.Client, n int) {
 	b.Helper()
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
@@ -370,7 +444,7 @@ type sliceEvent struct {
 	ready bool
 }
 
-func waitSliceEvent(b *testing.B, ch <-chan sliceEvent, ready bool) time.Time {
+func waitSliceEvent(b testing.TB, ch <-chan sliceEvent, ready bool) time.Time {
 	b.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
@@ -439,7 +513,7 @@ func (h hist) mean() float64 {
 }
 
 // histogram reads one histogram from reg.
-func histogram(b *testing.B, reg *prometheus.Registry, name string) hist {
+func histogram(b testing.TB, reg *prometheus.Registry, name string) hist {
 	b.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
