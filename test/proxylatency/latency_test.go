@@ -320,8 +320,12 @@ func benchProgramming(b *testing.B, mode string) {
 	}
 	slices.SortFunc(log, func(x, y flip) int { return int(y.lat - x.lat) })
 	for _, f := range log[:min(5, len(log))] {
-		b.Logf("%s: slow flip: ready=%v %.1f ms (slice seen at %.1f ms, backend sync %.1f ms), full sync during it: %v",
-			mode, f.ready, ms(f.lat), ms(f.slice), ms(f.sync), f.full)
+		backend := ""
+		if f.sync > 0 {
+			backend = fmt.Sprintf(", backend sync %.1f ms", ms(f.sync))
+		}
+		b.Logf("%s: slow flip: ready=%v %.1f ms (slice seen at %.1f ms%s), full sync during it: %v",
+			mode, f.ready, ms(f.lat), ms(f.slice), backend, f.full)
 	}
 	b.Logf("%s: %d partial syncs, mean %.1f ms; %d periodic full syncs, mean %.0f ms, overlapping %d flips (p99 of the other %d: %.1f ms); network_programming_duration_seconds: %d samples, mean %.3f s",
 		mode, partial.count, partial.mean()*1000, full.count, full.mean()*1000, len(log)-len(quiet), len(quiet), ms(pct(quiet, 99)),
