@@ -265,6 +265,10 @@ func benchProgramming(b *testing.B, mode string) {
 		lat, slice time.Duration
 		full       bool          // a (periodic) full sync ran during the flip
 		sync       time.Duration // the backend's last sync (iptables only)
+		// queued: the proxy's handler saw the change (its informer
+		// delivered it); synced: its last sync ended; both from the
+		// proxy's gauges, relative to the status write's response.
+		queued, synced time.Duration
 	}
 	var log []flip
 	fulls := func() uint64 { return histogram(b, reg, "kubeproxy_sync_full_proxy_rules_duration_seconds").count }
@@ -288,7 +292,15 @@ func benchProgramming(b *testing.B, mode string) {
 			}
 			lat[idx] = append(lat[idx], t1.Sub(t0))
 			sliceLat[idx] = append(sliceLat[idx], waitSliceEvent(b, sliceSeen, ready).Sub(t0))
-			log = append(log, flip{ready, lat[idx][len(lat[idx])-1], sliceLat[idx][len(sliceLat[idx])-1], fulls() != fullsBefore, lastSync()})
+			// The rule can be visible before the proxy records the end of
+			// its sync: give it a moment.
+			synced := gauge(b, reg, "kubeproxy_sync_proxy_rules_last_timestamp_seconds")
+			for wait := time.Now().Add(time.Second); synced.Before(t0) && time.Now().Before(wait); {
+				time.Sleep(time.Millisecond)
+				synced = gauge(b, reg, "kubeproxy_sync_proxy_rules_last_timestamp_seconds")
+			}
+			log = append(log, flip{ready, lat[idx][len(lat[idx])-1], sliceLat[idx][len(sliceLat[idx])-1], fulls() != fullsBefore, lastSync(),
+				gauge(b, reg, "kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds").Sub(t0), synced.Sub(t0)})
 		}
 	}
 	b.StopTimer()
@@ -324,8 +336,8 @@ func benchProgramming(b *testing.B, mode string) {
 		if f.sync > 0 {
 			backend = fmt.Sprintf(", backend sync %.1f ms", ms(f.sync))
 		}
-		b.Logf("%s: slow flip: ready=%v %.1f ms (slice seen at %.1f ms%s), full sync during it: %v",
-			mode, f.ready, ms(f.lat), ms(f.slice), backend, f.full)
+		b.Logf("%s: slow flip: ready=%v %.1f ms (slice seen at %.1f ms, the proxy's handler at %.1f ms, its sync ended at %.1f ms%s), full sync during it: %v",
+			mode, f.ready, ms(f.lat), ms(f.slice), ms(f.queued), ms(f.synced), backend, f.full)
 	}
 	b.Logf("%s: %d partial syncs, mean %.1f ms; %d periodic full syncs, mean %.0f ms, overlapping %d flips (p99 of the other %d: %.1f ms); network_programming_duration_seconds: %d samples, mean %.3f s",
 		mode, partial.count, partial.mean()*1000, full.count, full.mean()*1000, len(log)-len(quiet), len(quiet), ms(pct(quiet, 99)),
@@ -514,6 +526,23 @@ func (h hist) mean() float64 {
 		return 0
 	}
 	return h.sum / float64(h.count)
+}
+
+// gauge reads a timestamp gauge (seconds since the epoch) from reg.
+func gauge(b testing.TB, reg *prometheus.Registry, name string) time.Time {
+	b.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name && mf.GetType() == dto.MetricType_GAUGE && len(mf.Metric) == 1 {
+			v := mf.Metric[0].GetGauge().GetValue()
+			sec, frac := math.Modf(v)
+			return time.Unix(int64(sec), int64(frac*1e9))
+		}
+	}
+	return time.Time{}
 }
 
 // histogram reads one histogram from reg.
