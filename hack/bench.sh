@@ -23,6 +23,8 @@ if [ "$(id -u)" -eq 0 ]; then
   run go test -count=1 -run '^(TestSeeds|TestContainerdRuntime)$' -v ./test/e2e/ |
     grep -E 'first response|still serving|rolling update in|SKIP|^(ok|FAIL|--- FAIL)'
   run go test -count=1 -run '^$' -bench 'ApplyToFirstResponse' -benchtime 5x ./test/e2e/ | grep -E 'Benchmark|^(ok|FAIL)'
+  # Pod Ready (pods/status) -> rule in the kernel at 1k Services, both modes.
+  run go test -count=1 -run '^$' -bench NetworkProgramming -benchtime 1x ./test/proxylatency/ | grep -E '^Benchmark|rule in the kernel|partial syncs|^(ok|FAIL)'
 else
   echo "bench: end-to-end figures skipped (need root)"
 fi

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/netagent/cni"
@@ -251,6 +253,10 @@ type ProxyParams struct {
 	// OnBackend, when set, is given the backend the proxy built (the agent
 	// reads its rules back for `skiff trace` through proxy.RuleTracer).
 	OnBackend func(mode string, backend any)
+	// Registerer receives the proxy's kube-proxy metrics
+	// (sync_proxy_rules_duration_seconds,
+	// network_programming_duration_seconds, ...); nil registers none.
+	Registerer prometheus.Registerer
 }
 
 // ProxyFunc runs a service proxy until ctx ends.

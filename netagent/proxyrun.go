@@ -151,6 +151,7 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 		ClusterCIDR: clusterCIDR(p),
 		ServiceCIDR: p.ServiceCIDR,
 		Conntrack:   ct,
+		Registerer:  p.Registerer,
 		Listen: func(ctx context.Context, network, address string) (ln net.Listener, err error) {
 			err = p.NetNS.do(func() error {
 				var lc net.ListenConfig

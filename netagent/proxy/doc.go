@@ -42,7 +42,9 @@
 // network_programming_duration_seconds (from an EndpointSlice's
 // endpoints.kubernetes.io/last-change-trigger-time to the end of the sync
 // that programmed it; trigger times from before the proxy started are not
-// measured) and sync_proxy_rules_failures_total. Proxier.Healthz answers
+// measured; a pod's lastTransitionTime has second precision, so, as in
+// Kubernetes, it over-counts by up to 1 s: test/proxylatency measures the
+// real latency) and sync_proxy_rules_failures_total. Proxier.Healthz answers
 // 200 while the last successful sync is younger than HealthTimeout (2 ×
 // SyncPeriod), 503 before the first sync and after. A Service with
 // externalTrafficPolicy Local and a healthCheckNodePort gets an HTTP server

@@ -123,6 +123,15 @@ func childCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// childUserSys is childCPU split into user and system time.
+func childUserSys() (user, sys time.Duration) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0, 0
+	}
+	return time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())
+}
+
 // BenchmarkFullSync: a full sync of N Services × 3 endpoints over the
 // rules of the previous one (the periodic sync), inside a test network
 // namespace, against a raw iptables-restore of the same rules in one
@@ -223,6 +232,7 @@ func BenchmarkPartialSync(b *testing.B) {
 			}
 			i := 0
 			c0 := childCPU()
+			u0, s0 := childUserSys()
 			b.ResetTimer()
 			for b.Loop() {
 				name := names[i%len(names)]
@@ -236,6 +246,9 @@ func BenchmarkPartialSync(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/sync")
 			b.ReportMetric(float64((childCPU()-c0).Microseconds())/1000/float64(b.N), "cpu-ms/sync")
+			u1, s1 := childUserSys()
+			b.ReportMetric(float64((u1-u0).Microseconds())/1000/float64(b.N), "user-ms/sync")
+			b.ReportMetric(float64((s1-s0).Microseconds())/1000/float64(b.N), "sys-ms/sync")
 			if f := os.Getenv("SKIFF_BENCH_DUMP"); f != "" {
 				_ = os.WriteFile(f+".partial", ex.last, 0o644)
 			}
