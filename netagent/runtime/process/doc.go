@@ -26,8 +26,9 @@
 // Every container has a JSON file <StateDir>/<id>.json (id, pod UID and
 // name, argv, env, log path, pid, the process's start time in clock ticks
 // from /proc/<pid>/stat, state, exit code), written atomically (temporary
-// file, fsync, rename, fsync of the directory) at start, at exit and on
-// Remove. New loads them all: a pid that is alive, not a zombie, and has
+// file, rename) at start, at exit and on Remove. Not fsynced: only a crash
+// of the machine loses unsynced data, and it also ends every process the
+// files describe. New loads them all: a pid that is alive, not a zombie, and has
 // the recorded start time is the container's process (a reused pid has
 // another start time) and is adopted as running. No Pdeathsig is set, so
 // pods survive the agent.
