@@ -21,11 +21,12 @@ import (
 	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 )
 
-// buildSkiff builds cmd/skiff into a temp dir.
+// buildSkiff builds cmd/skiff into a temp dir, with the build tags in
+// $SKIFF_BENCH_TAGS (e.g. skiff_nocontainerd).
 func buildSkiff(b *testing.B) string {
 	b.Helper()
 	out := filepath.Join(b.TempDir(), "skiff")
-	cmd := exec.Command("go", "build", "-o", out, "../cmd/skiff")
+	cmd := exec.Command("go", "build", "-tags", os.Getenv("SKIFF_BENCH_TAGS"), "-o", out, "../cmd/skiff")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
 		b.Fatalf("go build ./cmd/skiff: %v", err)
@@ -88,6 +89,10 @@ func machineBusy() int64 {
 // pods running. Root only. Run:
 //
 //	go test -run '^$' -bench PodsReady100 -benchtime 1x ./netagent
+//
+// and, for the agent built without the containerd runtime,
+//
+//	SKIFF_BENCH_TAGS=skiff_nocontainerd go test -run '^$' -bench PodsReady100 -benchtime 1x ./netagent
 func BenchmarkPodsReady100(b *testing.B) {
 	requireNode(b)
 	const pods = 100
