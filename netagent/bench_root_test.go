@@ -21,12 +21,14 @@ import (
 	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 )
 
-// buildSkiff builds cmd/skiff into a temp dir, with the build tags in
+// buildSkiff builds cmd/skiff into a temp dir as `make build` does (static,
+// CGO_ENABLED=0 -trimpath -ldflags '-s -w'), with the build tags in
 // $SKIFF_BENCH_TAGS (e.g. skiff_nocontainerd).
 func buildSkiff(b *testing.B) string {
 	b.Helper()
 	out := filepath.Join(b.TempDir(), "skiff")
-	cmd := exec.Command("go", "build", "-tags", os.Getenv("SKIFF_BENCH_TAGS"), "-o", out, "../cmd/skiff")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-tags", os.Getenv("SKIFF_BENCH_TAGS"), "-o", out, "../cmd/skiff")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
 		b.Fatalf("go build ./cmd/skiff: %v", err)
