@@ -23,6 +23,8 @@ func Runners() cli.ImageRunners {
 		List:   func(context.Context, cli.ImageOptions, io.Writer) error { return ErrNoContainerd },
 		Pull:   func(context.Context, cli.ImageOptions, []string, io.Writer) error { return ErrNoContainerd },
 		Remove: func(context.Context, cli.ImageOptions, []string, io.Writer) error { return ErrNoContainerd },
-		Build:  func(context.Context, cli.ImageOptions, cli.ImageBuildOptions, io.Writer) error { return ErrNoContainerd },
+		Build: func(context.Context, cli.ImageOptions, cli.ImageBuildOptions, io.Writer) error {
+			return ErrNoContainerd
+		},
 	}
 }
