@@ -40,11 +40,15 @@ deps:
 
 test: deps vet unit race fuzz compat ipvs-vm
 
+# The build without the containerd runtime (-tags skiff_nocontainerd, the
+# smaller agent) is vetted and tested too.
 vet:
 	$(GO) vet ./...
+	$(GO) vet -tags skiff_nocontainerd ./netagent/... ./internal/imagecmd/ ./cmd/skiff/
 
 unit:
 	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -tags skiff_nocontainerd -run NoContainerd ./netagent/
 
 # The race pass uses -short: long soak loops (1,000 CNI cycles, crash storms)
 # already ran in full in `unit`.

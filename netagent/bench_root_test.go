@@ -21,11 +21,14 @@ import (
 	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 )
 
-// buildSkiff builds cmd/skiff into a temp dir.
+// buildSkiff builds cmd/skiff into a temp dir as `make build` does (static,
+// CGO_ENABLED=0 -trimpath -ldflags '-s -w'), with the build tags in
+// $SKIFF_BENCH_TAGS (e.g. skiff_nocontainerd).
 func buildSkiff(b *testing.B) string {
 	b.Helper()
 	out := filepath.Join(b.TempDir(), "skiff")
-	cmd := exec.Command("go", "build", "-o", out, "../cmd/skiff")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-tags", os.Getenv("SKIFF_BENCH_TAGS"), "-o", out, "../cmd/skiff")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
 		b.Fatalf("go build ./cmd/skiff: %v", err)
@@ -88,6 +91,10 @@ func machineBusy() int64 {
 // pods running. Root only. Run:
 //
 //	go test -run '^$' -bench PodsReady100 -benchtime 1x ./netagent
+//
+// and, for the agent built without the containerd runtime,
+//
+//	SKIFF_BENCH_TAGS=skiff_nocontainerd go test -run '^$' -bench PodsReady100 -benchtime 1x ./netagent
 func BenchmarkPodsReady100(b *testing.B) {
 	requireNode(b)
 	const pods = 100
@@ -106,7 +113,7 @@ func BenchmarkPodsReady100(b *testing.B) {
 	if err := os.WriteFile(caFile, s.Bundle().CACertPEM, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	var agentLog bytes.Buffer
+	var agentLog lockedBuffer
 	agent := exec.Command(bin, "agent", "--server", s.URL(), "--token-file", tokenFile, "--server-ca", caFile,
 		"--node-name", "bench", "--node-ip", "192.0.2.10", "--data-dir", filepath.Join(dir, "agent"),
 		"--runtime", "process", "--netns", ns.Path, "--node-api-listen", "127.0.0.1:0")
@@ -160,6 +167,8 @@ func BenchmarkPodsReady100(b *testing.B) {
 		client.WaitForCacheSync(ictx, inf.HasSynced)
 
 		b.ResetTimer()
+		stopPerf := perfTaskClock(b, agent.Process.Pid)
+		self0, _ := cpuTicks(os.Getpid())
 		cpu0, child0 := cpuTicks(agent.Process.Pid)
 		busy0 := machineBusy()
 		start := time.Now()
@@ -198,10 +207,26 @@ func BenchmarkPodsReady100(b *testing.B) {
 		}
 		all := time.Since(start)
 		b.StopTimer()
+		if nodeCPU, ok := stopPerf(); ok {
+			// The agent and everything it started: the CNI plugins, the
+			// pods' processes (dead threads included).
+			b.ReportMetric(nodeCPU.Seconds()*1000/pods, "node-cpu-ms/pod")
+		}
 		cpu1, child1 := cpuTicks(agent.Process.Pid)
+		self1, _ := cpuTicks(os.Getpid())
 		busy1 := machineBusy()
+		var podCPU time.Duration
+		for _, pid := range childPids(agent.Process.Pid) {
+			podCPU += runTime(pid)
+		}
+		_ = podCPU
 		b.ReportMetric(float64(cpu1-cpu0)/100, "agent-cpu-s")
 		b.ReportMetric(float64(child1-child0)/100, "agent-children-cpu-s")
+		// The pods' processes still running (netexec serving its probes
+		// and what ran before an exec in the same thread).
+		b.ReportMetric(podCPU.Seconds(), "pods-cpu-s")
+		// The benchmark process: the API server and the measurement.
+		b.ReportMetric(float64(self1-self0)/100, "server-cpu-s")
 		b.ReportMetric(float64(busy1-busy0)/100, "machine-busy-cpu-s")
 		var lat []time.Duration
 		mu.Lock()
@@ -210,6 +235,26 @@ func BenchmarkPodsReady100(b *testing.B) {
 		}
 		mu.Unlock()
 		slices.Sort(lat)
+		// Where the time goes: created -> the runtime started the
+		// container (the agent's log) -> Ready.
+		startedAt := logStarts(agentLog.String())
+		var toStart, toReady []time.Duration
+		mu.Lock()
+		for name, t := range ready {
+			if s, ok := startedAt[name]; ok {
+				toStart = append(toStart, s.Sub(created[name]))
+				toReady = append(toReady, t.Sub(s))
+			}
+		}
+		mu.Unlock()
+		if len(toStart) > 0 {
+			slices.Sort(toStart)
+			slices.Sort(toReady)
+			b.ReportMetric(float64(toStart[len(toStart)/2].Milliseconds()), "started-p50-ms")
+			b.ReportMetric(float64(toStart[len(toStart)*99/100].Milliseconds()), "started-p99-ms")
+			b.ReportMetric(float64(toReady[len(toReady)/2].Milliseconds()), "start-to-ready-p50-ms")
+			b.ReportMetric(float64(toReady[len(toReady)*99/100].Milliseconds()), "start-to-ready-p99-ms")
+		}
 		time.Sleep(2 * time.Second) // let the agent settle before reading its memory
 		rss, hwm := vmKB(agent.Process.Pid, "VmRSS"), vmKB(agent.Process.Pid, "VmHWM")
 		b.ReportMetric(float64(lat[len(lat)/2].Milliseconds()), "p50-ms")
@@ -246,6 +291,127 @@ func BenchmarkPodsReady100(b *testing.B) {
 	if f := os.Getenv("SKIFF_BENCH_AGENT_LOG"); f != "" {
 		_ = os.WriteFile(f, agentLog.Bytes(), 0o644)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer the agent's output is copied into while
+// the benchmark reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *lockedBuffer) Bytes() []byte { return []byte(l.String()) }
+
+// perfTaskClock counts the CPU time (task-clock) of pid and of every
+// thread and process it starts from now on, dead or alive, with `perf
+// stat -p` (counters are inherited by new tasks); stop ends the count.
+// Without perf, stop reports false.
+func perfTaskClock(b *testing.B, pid int) (stop func() (time.Duration, bool)) {
+	path, err := exec.LookPath("perf")
+	if err != nil {
+		b.Log("no perf: node-cpu-ms/pod is not measured")
+		return func() (time.Duration, bool) { return 0, false }
+	}
+	var out lockedBuffer
+	cmd := exec.Command(path, "stat", "-e", "task-clock", "-x,", "-p", strconv.Itoa(pid))
+	cmd.Stderr = &out
+	if err := cmd.Start(); err != nil {
+		b.Logf("perf stat: %v", err)
+		return func() (time.Duration, bool) { return 0, false }
+	}
+	time.Sleep(200 * time.Millisecond) // let it attach
+	return func() (time.Duration, bool) {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		_ = cmd.Wait()
+		for _, line := range strings.Split(out.String(), "\n") {
+			if f := strings.Split(line, ","); len(f) > 2 && f[2] == "task-clock" {
+				ms, err := strconv.ParseFloat(f[0], 64)
+				if err == nil {
+					return time.Duration(ms * float64(time.Millisecond)), true
+				}
+			}
+		}
+		b.Logf("perf stat said: %s", out.String())
+		return 0, false
+	}
+}
+
+// runTime is the CPU time of all of pid's threads so far, in nanoseconds
+// (/proc/<pid>/task/*/schedstat): clock ticks are too coarse for a
+// process that ran a few milliseconds.
+func runTime(pid int) time.Duration {
+	stats, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var ns int64
+	for _, st := range stats {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			ns += n
+		}
+	}
+	return time.Duration(ns)
+}
+
+// childPids lists the children of pid (by the parent pid in
+// /proc/<child>/stat: a task's children file misses those whose thread
+// has ended).
+func childPids(pid int) []int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []int
+	for _, st := range stats {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			if n, err := strconv.Atoi(filepath.Base(filepath.Dir(st))); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// logStarts reads, from the agent's log, when the runtime started each
+// pod's container (the log's time has millisecond resolution).
+func logStarts(log string) map[string]time.Time {
+	out := map[string]time.Time{}
+	for _, line := range strings.Split(log, "\n") {
+		if !strings.Contains(line, `msg="runtime/process: started"`) {
+			continue
+		}
+		ts, ok := strings.CutPrefix(strings.Fields(line)[0], "time=")
+		_, pod, ok2 := strings.Cut(line, " pod=")
+		if !ok || !ok2 {
+			continue
+		}
+		t, err := time.Parse("2006-01-02T15:04:05.000Z07:00", ts)
+		if err != nil {
+			continue
+		}
+		pod = strings.Fields(pod)[0]
+		if _, name, ok := strings.Cut(pod, "/"); ok {
+			out[name] = t
+		}
+	}
+	return out
 }
 
 func tail(s string, n int) string {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
-	"github.com/skiff-dev/skiff/netagent/runtime/containerd"
+	"github.com/skiff-dev/skiff/netagent/runtime"
 )
 
 // Waiting reasons of image pulls, as the kubelet reports them.
@@ -22,7 +22,7 @@ const (
 // pulls a container's image per its imagePullPolicy before Start.
 type ImagePuller interface {
 	ImagePresent(ctx context.Context, image string) (bool, error)
-	PullImage(ctx context.Context, image string, progress func(containerd.PullProgress)) (containerd.ImageInfo, error)
+	PullImage(ctx context.Context, image string, progress func(runtime.PullProgress)) (runtime.ImageInfo, error)
 }
 
 // pullPolicy is the container's imagePullPolicy; when it sets none, the
@@ -31,7 +31,7 @@ func pullPolicy(c *api.Container) string {
 	if c.ImagePullPolicy != "" {
 		return c.ImagePullPolicy
 	}
-	return containerd.DefaultPullPolicy(c.Image)
+	return runtime.DefaultPullPolicy(c.Image)
 }
 
 // ensureImage makes c's image present as its pull policy says, with the
@@ -64,7 +64,7 @@ func (w *podWorker) ensureImage(ctx context.Context, pod *api.Pod, c *ctr) error
 	}
 	w.m.event(pod, api.EventTypeNormal, "Pulling", "Pulling image %q", image)
 	t0 := time.Now()
-	info, err := p.PullImage(ctx, image, func(pp containerd.PullProgress) {
+	info, err := p.PullImage(ctx, image, func(pp runtime.PullProgress) {
 		w.log.Debug("pulling", "image", image, "mediaType", pp.MediaType, "digest", pp.Digest, "size", pp.Size)
 		if isLayer(pp.MediaType) && pp.Fetched == 0 {
 			w.m.event(pod, api.EventTypeNormal, "Pulling", "Pulling image %q: layer %s (%d bytes)", image, shortDigest(pp.Digest), pp.Size)

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os/exec"
 	"path/filepath"
 
 	"github.com/skiff-dev/skiff/netagent/runtime"
-	"github.com/skiff-dev/skiff/netagent/runtime/containerd"
 	"github.com/skiff-dev/skiff/netagent/runtime/process"
 )
 
@@ -20,8 +18,9 @@ const (
 )
 
 // DefaultContainerdSocket is where the agent looks for a containerd that
-// runs already (Debian's, started by systemd).
-const DefaultContainerdSocket = containerd.DefaultSocket
+// runs already (Debian's, started by systemd); runtime/containerd's
+// DefaultSocket (a test checks).
+const DefaultContainerdSocket = "/run/containerd/containerd.sock"
 
 // RuntimeOptions configure SelectRuntime.
 type RuntimeOptions struct {
@@ -63,85 +62,25 @@ func ManagedContainerdDir(dataDir string) string { return filepath.Join(dataDir,
 //
 // A containerd runtime implements io.Closer: the caller closes it when the
 // agent ends (its containers keep running, in their shims).
+//
+// A binary built with -tags skiff_nocontainerd has no containerd runtime
+// (and does not link containerd's client, gRPC and protobuf: a smaller
+// agent): auto is then process, and containerd is an error saying so.
 func SelectRuntime(ctx context.Context, name string, o RuntimeOptions) (runtime.Runtime, string, error) {
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	sock := o.ContainerdSocket
-	if sock == "" {
-		sock = DefaultContainerdSocket
-	}
-	managed := containerd.DaemonSocket(ManagedContainerdDir(o.DataDir))
-	answering := ""
-	for _, s := range []string{sock, managed} {
-		if containerd.SocketAnswers(ctx, s) {
-			answering = s
-			break
+	if name != RuntimeProcess {
+		rt, chosen, err := selectContainerd(ctx, name, o, log)
+		if rt != nil || err != nil {
+			return rt, chosen, err
 		}
-	}
-	switch name {
-	case "", RuntimeAuto:
-		if answering != "" {
-			rt, err := newContainerd(ctx, answering, o, log)
-			if err == nil {
-				return rt, RuntimeContainerd, nil
-			}
-			log.Warn("containerd answers but cannot be used; using the process runtime", "socket", answering, "err", err)
-		}
-		name = RuntimeProcess
-	case RuntimeContainerd:
-		if answering != "" {
-			rt, err := newContainerd(ctx, answering, o, log)
-			if err != nil {
-				return nil, "", err
-			}
-			if answering == managed {
-				// Left by an agent that was killed: ours to stop now.
-				if d, ok := containerd.AdoptDaemon(ctx, ManagedContainerdDir(o.DataDir), log); ok {
-					rt.OnClose(d.Stop)
-				}
-			}
-			return rt, RuntimeContainerd, nil
-		}
-		bin := o.ContainerdBinary
-		if bin == "" {
-			bin = "containerd"
-		}
-		if _, err := exec.LookPath(bin); err != nil {
-			return nil, "", fmt.Errorf("netagent: --runtime containerd: no containerd answers at %s and there is no %s binary to start one: %w", sock, bin, err)
-		}
-		d, err := containerd.StartDaemon(ctx, containerd.DaemonConfig{Binary: bin, Dir: ManagedContainerdDir(o.DataDir), Logger: log})
-		if err != nil {
-			return nil, "", fmt.Errorf("netagent: %w", err)
-		}
-		rt, err := newContainerd(ctx, d.Socket, o, log)
-		if err != nil {
-			_ = d.Stop()
-			return nil, "", err
-		}
-		rt.OnClose(d.Stop)
-		return rt, RuntimeContainerd, nil
-	case RuntimeProcess:
-	default:
-		return nil, "", fmt.Errorf("netagent: unknown runtime %q (want auto, containerd or process)", name)
+		name = chosen
 	}
 	rt, err := process.New(process.Config{StateDir: filepath.Join(o.DataDir, "runtime", "process"), Logger: log.With("component", "runtime")})
 	if err != nil {
 		return nil, "", fmt.Errorf("netagent: %w", err)
 	}
 	return rt, name, nil
-}
-
-func newContainerd(ctx context.Context, sock string, o RuntimeOptions, log *slog.Logger) (*containerd.Runtime, error) {
-	rt, err := containerd.New(ctx, containerd.Config{
-		Socket:    sock,
-		Namespace: o.ContainerdNamespace,
-		LogRoot:   filepath.Join(o.DataDir, "runtime", "containerd", "logs"),
-		Logger:    log.With("component", "runtime"),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("netagent: %w", err)
-	}
-	return rt, nil
 }

@@ -1,3 +1,5 @@
+//go:build !skiff_nocontainerd
+
 package netagent
 
 import (
@@ -13,6 +15,12 @@ import (
 
 	"github.com/skiff-dev/skiff/netagent/runtime/containerd"
 )
+
+func TestDefaultContainerdSocket(t *testing.T) {
+	if DefaultContainerdSocket != containerd.DefaultSocket || !HasContainerd {
+		t.Fatalf("DefaultContainerdSocket %q, runtime/containerd's %q, HasContainerd %v", DefaultContainerdSocket, containerd.DefaultSocket, HasContainerd)
+	}
+}
 
 func TestSelectRuntime(t *testing.T) {
 	dir := t.TempDir()

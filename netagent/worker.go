@@ -71,6 +71,8 @@ type probeState struct {
 	// onStarted starts the liveness and readiness workers once the
 	// startup probe succeeds.
 	onStarted func()
+	// readiness is the instance's readiness worker, once it runs.
+	readiness *probe.Worker
 }
 
 // podWorker runs one pod: its sandbox, its containers, their probes, its
@@ -215,6 +217,7 @@ func (w *podWorker) sync(ctx context.Context) (time.Duration, bool) {
 			if at := w.syncContainer(ctx, pod, c); !at.IsZero() {
 				soon(at)
 			}
+			w.triggerReadiness(c)
 		}
 		if ph := w.finishedPhase(pod); ph != "" {
 			w.terminal = ph
@@ -563,6 +566,11 @@ func (w *podWorker) ensureProbes(pod *api.Pod, c *ctr) {
 			w.probeResult(id, kind, r, msg)
 		})
 		pw.SetInitial(initial)
+		if kind == probe.Readiness {
+			w.mu.Lock()
+			ps.readiness = pw
+			w.mu.Unlock()
+		}
 		w.m.wg.Go(func() { pw.Run(ctx) })
 	}
 	snap := w.probeSnapshot(id)
@@ -589,6 +597,26 @@ func (w *podWorker) ensureProbes(pod *api.Pod, c *ctr) {
 		return
 	}
 	liveAndReady()
+}
+
+// triggerReadiness runs the readiness probe of c's current instance now
+// if it has not succeeded yet, as the kubelet does each time it computes
+// a pod's status (a sync: the relist saw the container start, the pod
+// changed in the API, a probe reported). The probe's period stays what
+// paces it once the container is ready or keeps failing.
+func (w *podWorker) triggerReadiness(c *ctr) {
+	if c.id == "" || c.st.State != runtime.StateRunning || c.probeID != c.id {
+		return
+	}
+	w.mu.Lock()
+	var pw *probe.Worker
+	if ps := w.probes[c.id]; ps != nil && !ps.ready {
+		pw = ps.readiness
+	}
+	w.mu.Unlock()
+	if pw != nil {
+		pw.Trigger()
+	}
 }
 
 // probeResult records a probe worker's report for instance id.

@@ -1,3 +1,5 @@
+//go:build !skiff_nocontainerd
+
 package imagecmd
 
 import (

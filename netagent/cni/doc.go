@@ -23,7 +23,10 @@
 //
 // AddPod creates the pod's network namespace (DataDir/netns/skiff-<uid>
 // by default) and runs CNI ADD in it with the pod UID as container ID and
-// eth0 as interface; the pod's IP is read from the result (types100).
+// eth0 as interface; the pod's IP is read from the result (types100). A
+// pod without hostPorts is added with the list minus portmap (whose ADD
+// without mappings only hands the previous result on: one plugin process
+// less per pod); DEL always runs the whole list.
 // DelPod runs CNI DEL with the pod's namespace, the port mappings and args
 // it was added with (from libcni's cache), then removes the namespace.
 //

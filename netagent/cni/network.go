@@ -53,9 +53,13 @@ var setupSysctls = []struct{ name, value string }{
 // AddPod and DelPod may run concurrently for different pods; calls for
 // one pod are serialized.
 type Network struct {
-	cfg      Config // defaults applied; effectively const
-	gateway  netip.Addr
-	list     *libcni.NetworkConfigList
+	cfg     Config // defaults applied; effectively const
+	gateway netip.Addr
+	list    *libcni.NetworkConfigList
+	// noPorts is list without portmap, for the ADD of a pod without
+	// port mappings: portmap's ADD then only hands its previous result
+	// on, so running it would cost a process start and change nothing.
+	noPorts  *libcni.NetworkConfigList
 	listJSON []byte
 	sysctl   Sysctl
 	links    Links
@@ -82,10 +86,13 @@ func New(cfg Config) (*Network, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cni: parse own conflist: %w", err)
 	}
+	noPorts := *list
+	noPorts.Plugins = slices.DeleteFunc(slices.Clone(list.Plugins), func(p *libcni.NetworkConfig) bool { return p.Network.Type == "portmap" })
 	n := &Network{
 		cfg:      cfg,
 		gateway:  gatewayOf(cfg.PodCIDR),
 		list:     list,
+		noPorts:  &noPorts,
 		listJSON: b,
 		sysctl:   cfg.Sysctl,
 		links:    cfg.Links,
@@ -299,8 +306,10 @@ func (n *Network) AddPod(ctx context.Context, podUID, namespace, name string, po
 	nsn := nsName(podUID)
 	path := n.nss.Path(nsn)
 	rt := n.runtimeConf(podUID, namespace, name, path)
+	list := n.noPorts
 	if len(entries) > 0 {
 		rt.CapabilityArgs = map[string]any{"portMappings": entries}
+		list = n.list
 	}
 
 	if pn, ok := n.adopt(podUID, rt); ok {
@@ -318,7 +327,7 @@ func (n *Network) AddPod(ctx context.Context, podUID, namespace, name string, po
 	if _, err := n.nss.Create(nsn); err != nil {
 		return PodNetwork{}, fmt.Errorf("cni: add pod %s: %w", podUID, err)
 	}
-	res, err := n.plugins.AddNetworkList(ctx, n.list, rt)
+	res, err := n.plugins.AddNetworkList(ctx, list, rt)
 	var pn PodNetwork
 	if err == nil {
 		pn, err = n.podNetwork(res, path)

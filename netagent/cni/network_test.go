@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/containernetworking/cni/libcni"
+	"github.com/containernetworking/cni/pkg/types"
 
 	"github.com/skiff-dev/skiff/netagent/cni"
 	"github.com/skiff-dev/skiff/netagent/cni/cnitest"
@@ -461,5 +465,43 @@ func TestConcurrentPods(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+	f.assertEmpty()
+}
+
+// listRecorder records the plugin types of every ADD.
+type listRecorder struct {
+	cni.Plugins
+	adds [][]string
+}
+
+func (r *listRecorder) AddNetworkList(ctx context.Context, list *libcni.NetworkConfigList, rt *libcni.RuntimeConf) (types.Result, error) {
+	var kinds []string
+	for _, p := range list.Plugins {
+		kinds = append(kinds, p.Network.Type)
+	}
+	r.adds = append(r.adds, kinds)
+	return r.Plugins.AddNetworkList(ctx, list, rt)
+}
+
+// TestAddPodRunsPortmapOnlyForPorts: portmap's ADD without mappings
+// changes nothing, so a pod without hostPorts is added without it.
+func TestAddPodRunsPortmapOnlyForPorts(t *testing.T) {
+	var rec *listRecorder
+	f := newFakeNode(t, func(f *fakeNode) {
+		rec = &listRecorder{Plugins: f.plugins}
+		f.cfg.Plugins = rec
+	})
+	f.setup()
+	f.add("plain")
+	f.add("web", cni.PortMapping{HostPort: 30080, ContainerPort: 8080})
+	want := [][]string{{"bridge", "loopback"}, {"bridge", "portmap", "loopback"}}
+	if !reflect.DeepEqual(rec.adds, want) {
+		t.Fatalf("ADD plugin lists %v, want %v", rec.adds, want)
+	}
+	if pm := f.plugins.PortMappings(); len(pm) != 1 {
+		t.Fatalf("port mappings %v, want one", pm)
+	}
+	f.del("plain")
+	f.del("web")
 	f.assertEmpty()
 }

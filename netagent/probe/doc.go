@@ -23,6 +23,12 @@
 //   - The first check runs initialDelaySeconds after the container
 //     started (at once for a container started longer ago, such as one
 //     adopted after an agent restart), then every periodSeconds.
+//   - Worker.Trigger runs a check at once, between the periodic ones (not
+//     before initialDelaySeconds): the kubelet does so for a started
+//     container's readiness probe that has not succeeded yet, whenever it
+//     computes the pod's status (prober_manager.go, UpdatePodStatus), and
+//     the agent likewise at each sync of such a pod. Its checks count like
+//     the periodic ones.
 //   - The reported result starts as Failure for readiness (not ready until
 //     proven), Success for liveness and Unknown for startup. It flips to
 //     Success after successThreshold consecutive successes and to Failure

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
@@ -23,6 +24,9 @@ type Worker struct {
 	check     Checker
 	report    func(r Result, msg string)
 
+	trigger chan struct{} // Trigger's, buffered 1
+	checked atomic.Bool   // the first check has run
+
 	result    Result // owned by Run's goroutine
 	successes int
 	failures  int
@@ -43,7 +47,24 @@ func Initial(kind Kind) Result {
 // at startedAt; report receives every change of the thresholded result.
 func NewWorker(kind Kind, spec *api.Probe, target Target, startedAt time.Time, check Checker, report func(Result, string)) *Worker {
 	return &Worker{kind: kind, spec: spec, set: SettingsOf(spec), target: target, startedAt: startedAt,
-		check: check, report: report, result: Initial(kind)}
+		check: check, report: report, result: Initial(kind), trigger: make(chan struct{}, 1)}
+}
+
+// Trigger asks for a check now, between the periodic ones, as the
+// kubelet's manual trigger does (it runs a not yet successful readiness
+// probe again whenever it computes the pod's status). It never blocks: a
+// trigger already pending absorbs it. A check it causes counts toward the
+// thresholds like any other. Before the first check (which is due at once,
+// or after initialDelaySeconds, when the kubelet's worker skips the probe)
+// it does nothing.
+func (w *Worker) Trigger() {
+	if !w.checked.Load() {
+		return
+	}
+	select {
+	case w.trigger <- struct{}{}:
+	default:
+	}
 }
 
 // SetInitial replaces the result the worker starts from (call it before
@@ -56,11 +77,17 @@ func (w *Worker) Run(ctx context.Context) {
 	first := time.Until(w.startedAt.Add(w.set.InitialDelay))
 	if first > 0 {
 		t := time.NewTimer(first)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-w.trigger:
+				// Within the initial delay: no check.
+			case <-t.C:
+				break wait
+			}
 		}
 	}
 	tick := time.NewTicker(w.set.Period)
@@ -73,6 +100,7 @@ func (w *Worker) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case <-w.trigger:
 		}
 	}
 }
@@ -80,6 +108,7 @@ func (w *Worker) Run(ctx context.Context) {
 // once runs a check and applies the thresholds; false stops the worker.
 func (w *Worker) once(ctx context.Context) bool {
 	r, msg := w.check.Probe(ctx, w.spec, w.target)
+	w.checked.Store(true)
 	if ctx.Err() != nil {
 		return false
 	}

@@ -103,3 +103,34 @@ func TestWorkerStopsReportingAfterCancel(t *testing.T) {
 		}
 	})
 }
+
+// TestWorkerTrigger: Trigger runs a check at once between the periodic
+// ones, counted toward the thresholds; before the first check (within the
+// initial delay) it does nothing.
+func TestWorkerTrigger(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &scripted{script: []Result{Failure, Success}, start: time.Now()}
+		var log reportLog
+		spec := &api.Probe{PeriodSeconds: 10, InitialDelaySeconds: 2}
+		w := NewWorker(Readiness, spec, Target{}, time.Now(), s, func(r Result, _ string) { log.add(r, time.Since(s.start)) })
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { w.Run(ctx); close(done) }()
+		time.Sleep(time.Second)
+		w.Trigger() // within the initial delay: nothing
+		time.Sleep(1500 * time.Millisecond)
+		w.Trigger() // after the first check (at 2s, a failure): a check now
+		time.Sleep(time.Second)
+		cancel()
+		<-done
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		want := []time.Duration{2 * time.Second, 2500 * time.Millisecond}
+		if fmt.Sprint(s.times) != fmt.Sprint(want) {
+			t.Fatalf("checks at %v, want %v", s.times, want)
+		}
+		if fmt.Sprint(log.got) != "[Success@2.5s]" {
+			t.Fatalf("reports %v, want [Success@2.5s]", log.got)
+		}
+	})
+}

@@ -103,6 +103,7 @@ type bridgeConf struct {
 }
 
 type netConf struct {
+	portmap    bool // the list has portmap
 	bridge     string
 	mtu        int
 	subnet     netip.Prefix
@@ -124,10 +125,13 @@ func parse(list *libcni.NetworkConfigList) (netConf, error) {
 	for _, pl := range list.Plugins {
 		typesSeen = append(typesSeen, pl.Network.Type)
 	}
-	if !slices.Equal(typesSeen, []string{"bridge", "portmap", "loopback"}) {
-		return nc, fmt.Errorf("plugins %v, want [bridge portmap loopback]", typesSeen)
+	// Without portmap only for a pod without port mappings: AddNetworkList
+	// checks that.
+	nc.portmap = slices.Equal(typesSeen, []string{"bridge", "portmap", "loopback"})
+	if !nc.portmap && !slices.Equal(typesSeen, []string{"bridge", "loopback"}) {
+		return nc, fmt.Errorf("plugins %v, want [bridge portmap loopback] (or [bridge loopback] for a pod without ports)", typesSeen)
 	}
-	if caps := list.Plugins[1].Network.Capabilities; !caps["portMappings"] {
+	if caps := list.Plugins[1].Network.Capabilities; nc.portmap && !caps["portMappings"] {
 		return nc, errors.New("portmap without the portMappings capability")
 	}
 	var bc bridgeConf
@@ -254,6 +258,9 @@ func (p *Plugins) AddNetworkList(ctx context.Context, list *libcni.NetworkConfig
 	pms, err := portMappingsOf(rt)
 	if err != nil {
 		return nil, fmt.Errorf("fake plugins: %w", err)
+	}
+	if len(pms) > 0 && !nc.portmap {
+		return nil, fmt.Errorf("fake plugins: ADD with %d port mappings and no portmap plugin in the list", len(pms))
 	}
 
 	p.mu.Lock()

@@ -16,27 +16,20 @@ import (
 	"github.com/containerd/errdefs"
 	"github.com/distribution/reference"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/skiff-dev/skiff/netagent/runtime"
 )
 
-// ImageInfo describes one image of Skiff's namespace.
-type ImageInfo struct {
-	Name    string
-	Digest  string // the manifest (or index) digest
-	Size    int64  // compressed size of the platform's content
-	Created time.Time
-}
+// ImageInfo describes one image of Skiff's namespace. It is defined in
+// package runtime, so that the agent can name it without linking this
+// package (a build with -tags skiff_nocontainerd).
+type ImageInfo = runtime.ImageInfo
 
 // PullProgress is one step of a pull, as it is reported to the caller's
 // progress function: a blob (the index, a manifest, the config or a layer)
 // about to be fetched (Fetched 0), or, every Config.PullProgressInterval,
 // how far the fetch of a blob in flight is (0 < Fetched <= Size).
-type PullProgress struct {
-	Ref       string
-	MediaType string
-	Digest    string
-	Size      int64
-	Fetched   int64
-}
+type PullProgress = runtime.PullProgress
 
 // NormalizeRef is the full reference of an image name, as containerd
 // stores it: "busybox" is docker.io/library/busybox:latest.
@@ -259,15 +252,5 @@ func (r *Runtime) RemoveImage(ctx context.Context, ref string) error {
 
 // DefaultPullPolicy is the pull policy Kubernetes gives a container that
 // sets none: Always for an image tagged ":latest" or untagged (and not
-// pinned by digest), IfNotPresent otherwise.
-func DefaultPullPolicy(image string) string {
-	if strings.Contains(image, "@") {
-		return "IfNotPresent"
-	}
-	last := image[strings.LastIndexByte(image, '/')+1:]
-	i := strings.LastIndexByte(last, ':')
-	if i < 0 || last[i+1:] == "latest" {
-		return "Always"
-	}
-	return "IfNotPresent"
-}
+// pinned by digest), IfNotPresent otherwise (runtime.DefaultPullPolicy).
+func DefaultPullPolicy(image string) string { return runtime.DefaultPullPolicy(image) }

@@ -1,33 +1,42 @@
 // Package process is the node agent's runtime for machines without
-// containerd: each container is a child process of the agent (re-executed
-// through a tiny init helper), running the pod spec's command + args in the
-// pod's network namespace. Images are ignored.
+// containerd: each container is a child process of the agent, running the
+// pod spec's command + args in the pod's network namespace. Images are
+// ignored.
 //
 // # How a container starts
 //
-// Start re-executes the helper binary (Config.HelperPath, by default
-// /proc/self/exe: skiff itself) as `skiff runtime-init --netns=... --
-// argv...` in a new process group, with the pod's env, /dev/null as stdin
-// and the container's log file as stdout and stderr. The helper (Init)
-// locks its OS thread, setns(2)s into the pod's netns, unshares a mount
-// namespace and a UTS namespace, makes / rslave, remounts /sys, bind-mounts
-// the pod's resolv.conf and hosts over /etc/resolv.conf and /etc/hosts,
-// sets the pod name as host name, chdirs and execve(2)s the command found
-// in the pod env's PATH (the command `skiff` is the helper binary itself,
-// SelfCommand). Its errors come back on a close-on-exec pipe
-// (fd 3): EOF means the exec happened, a message is Start's error.
+// Start forks the command from a thread of the agent that has entered the
+// pod's namespaces (a child inherits the namespaces of the thread that
+// forks it): a goroutine locks a new OS thread, setns(2)s it into the
+// pod's netns, unshares a mount namespace and a UTS namespace, makes /
+// rslave, remounts /sys, bind-mounts the pod's resolv.conf and hosts over
+// /etc/resolv.conf and /etc/hosts, sets the pod name as host name, chdirs
+// and forks + execve(2)s the command found in the pod env's PATH (the
+// command `skiff` is the agent's own binary, SelfCommand), in a new
+// process group, with the pod's env, /dev/null as stdin and the
+// container's log file as stdout and stderr. The thread is never unlocked:
+// it ends with its goroutine, so nothing else runs in those namespaces
+// (the main thread, which Go would keep rather than end, is never used).
+// Errors (a namespace, the directory, the command) are Start's error.
 //
-// Exec uses the same helper with --join-pid: it enters the net, uts and
-// mount namespaces of the container's process (/proc/<pid>/ns/*, checked
-// against the recorded start time after opening them) and execs there.
+// Exec re-executes a helper binary (Config.HelperPath, by default
+// /proc/self/exe: skiff itself) as `skiff runtime-init --join-pid=...
+// -- argv...`. The helper (Init) locks its OS thread, enters the net, uts
+// and mount namespaces of the container's process (/proc/<pid>/ns/*,
+// checked against the recorded start time after opening them) and execs
+// there; its errors come back on a close-on-exec pipe (fd 3): EOF means
+// the exec happened, a message is Exec's error. Init also still takes the
+// pod flags Start used to pass it (--netns, --resolv-conf, ...), which do
+// what Start now does in the agent.
 //
 // # State and adoption
 //
 // Every container has a JSON file <StateDir>/<id>.json (id, pod UID and
 // name, argv, env, log path, pid, the process's start time in clock ticks
 // from /proc/<pid>/stat, state, exit code), written atomically (temporary
-// file, fsync, rename, fsync of the directory) at start, at exit and on
-// Remove. New loads them all: a pid that is alive, not a zombie, and has
+// file, rename) at start, at exit and on Remove. Not fsynced: only a crash
+// of the machine loses unsynced data, and it also ends every process the
+// files describe. New loads them all: a pid that is alive, not a zombie, and has
 // the recorded start time is the container's process (a reused pid has
 // another start time) and is adopted as running. No Pdeathsig is set, so
 // pods survive the agent.

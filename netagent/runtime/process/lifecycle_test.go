@@ -535,3 +535,47 @@ func threads(t *testing.T) int {
 	t.Fatal("no Threads: line")
 	return 0
 }
+
+// TestStartLeavesAgentNamespaces: Start enters the pod's namespaces on a
+// thread of its own that then ends; no thread of the agent, the main
+// thread included (whose view /proc/self is), stays in them.
+func TestStartLeavesAgentNamespaces(t *testing.T) {
+	requireRoot(t)
+	_, podNS := newNetNS(t)
+	rt := newRuntime(t, t.TempDir())
+	sb := newSandbox(t, "clean", podNS, "nameserver 10.250.9.9\n", "")
+	nsOf := func(path string) string {
+		s, err := os.Readlink(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	kinds := []string{"net", "mnt", "uts"}
+	before := map[string]string{}
+	for _, k := range kinds {
+		before[k] = nsOf("/proc/self/ns/" + k)
+	}
+	var ids []string
+	for range 20 {
+		st := start(t, rt, sb, runtime.ContainerSpec{Name: "print", Command: []string{testBinary(t), "print"}})
+		ids = append(ids, st.ID)
+	}
+	for _, id := range ids {
+		waitExited(t, rt, id)
+	}
+	for _, k := range kinds {
+		if got := nsOf("/proc/self/ns/" + k); got != before[k] {
+			t.Errorf("the main thread's %s namespace changed: %s, was %s", k, got, before[k])
+		}
+	}
+	eventually(t, 5*time.Second, "no thread left in a pod namespace", func() bool {
+		tasks, _ := filepath.Glob("/proc/self/task/*/ns/mnt")
+		for _, task := range tasks {
+			if s, err := os.Readlink(task); err == nil && s != before["mnt"] {
+				return false
+			}
+		}
+		return true
+	})
+}

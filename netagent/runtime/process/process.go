@@ -36,9 +36,10 @@ type Config struct {
 	// StateDir holds one JSON file per container; it is what a restarted
 	// agent adopts its containers from. Required; created 0700.
 	StateDir string
-	// HelperPath is the binary re-executed as `<HelperPath> runtime-init
-	// ...`; default /proc/self/exe, the running binary itself (which works
-	// even if the file was replaced on disk).
+	// HelperPath is the binary Exec re-executes as `<HelperPath>
+	// runtime-init ...` to enter a running container's namespaces;
+	// default /proc/self/exe, the running binary itself (which works even
+	// if the file was replaced on disk). Start needs no helper.
 	HelperPath string
 	// LogPollInterval is how often Logs(follow) looks for new output;
 	// default 200 ms.
@@ -161,20 +162,23 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 		resolvConf: sb.ResolvConf,
 		hosts:      sb.Hosts,
 		workdir:    c.WorkingDir,
-		syncFD:     syncFD,
+		syncFD:     -1,
 	}
 	if sb.NetNSPath != "" {
 		// A hostNetwork pod keeps the node's name, as in Kubernetes.
 		opts.hostname = podHostname(sb.Name)
 	}
-	cmd := exec.Command(r.cfg.HelperPath, opts.args(argv)...)
-	cmd.Env = env
-	cmd.Stdout = logFile
-	cmd.Stderr = logFile
+	cmd := &exec.Cmd{Args: argv, Env: env, Stdout: logFile, Stderr: logFile}
 	// A process group of its own: Stop signals the whole group. No
 	// Pdeathsig: pods outlive the agent.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := r.startHelper(ctx, cmd); err != nil {
+	if err := ctx.Err(); err != nil {
+		err = fmt.Errorf("runtime/process: start %s/%s: %w", sb.Name, c.Name, err)
+		os.Remove(logPath)
+		os.Remove(filepath.Dir(logPath))
+		return runtime.ContainerStatus{}, err
+	}
+	if err := startInPod(opts, cmd); err != nil {
 		// The error says what the log would; leave no file of a container
 		// that never ran.
 		os.Remove(logPath)

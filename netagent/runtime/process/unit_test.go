@@ -140,3 +140,38 @@ func TestStateFiles(t *testing.T) {
 		t.Error("New without a StateDir: want an error")
 	}
 }
+
+func TestLookPathEnv(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "tool"), "#!/bin/sh\n")
+	if err := os.Chmod(filepath.Join(dir, "tool"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "data"), "not executable")
+	other := t.TempDir()
+	tests := []struct {
+		name, cmd, path, want string
+		wantErr               bool
+	}{
+		{name: "found in PATH", cmd: "tool", path: other + ":" + dir, want: filepath.Join(dir, "tool")},
+		{name: "not executable", cmd: "data", path: dir, wantErr: true},
+		{name: "not in PATH", cmd: "tool", path: other, wantErr: true},
+		{name: "no PATH", cmd: "tool", path: "", wantErr: true},
+		{name: "a path is used as it is", cmd: filepath.Join(dir, "tool"), path: other, want: filepath.Join(dir, "tool")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := []string{"A=1"}
+			if tc.path != "" {
+				env = append(env, "PATH="+tc.path, "PATH="+other)
+			}
+			got, err := lookPathEnv(tc.cmd, env)
+			if (err != nil) != tc.wantErr || got != tc.want {
+				t.Fatalf("lookPathEnv(%q, PATH=%q) = %q, %v; want %q, error %v", tc.cmd, tc.path, got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+	if got, err := lookPathEnv(SelfCommand, nil); err != nil || got == "" {
+		t.Fatalf("lookPathEnv(%q) = %q, %v; want this binary", SelfCommand, got, err)
+	}
+}

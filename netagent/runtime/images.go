@@ -1,0 +1,42 @@
+package runtime
+
+import (
+	"strings"
+	"time"
+)
+
+// ImageInfo describes one image of a runtime that has images
+// (runtime/containerd).
+type ImageInfo struct {
+	Name    string
+	Digest  string // the manifest (or index) digest
+	Size    int64  // compressed size of the platform's content
+	Created time.Time
+}
+
+// PullProgress is one step of a pull, as it is reported to the caller's
+// progress function: a blob (the index, a manifest, the config or a layer)
+// about to be fetched (Fetched 0), or, periodically, how far the fetch of
+// a blob in flight is (0 < Fetched <= Size).
+type PullProgress struct {
+	Ref       string
+	MediaType string
+	Digest    string
+	Size      int64
+	Fetched   int64
+}
+
+// DefaultPullPolicy is the pull policy Kubernetes gives a container that
+// sets none: Always for an image tagged ":latest" or untagged (and not
+// pinned by digest), IfNotPresent otherwise.
+func DefaultPullPolicy(image string) string {
+	if strings.Contains(image, "@") {
+		return "IfNotPresent"
+	}
+	last := image[strings.LastIndexByte(image, '/')+1:]
+	i := strings.LastIndexByte(last, ':')
+	if i < 0 || last[i+1:] == "latest" {
+		return "Always"
+	}
+	return "IfNotPresent"
+}
