@@ -237,16 +237,22 @@ func defaultPatcher(ctx context.Context, contentType string, original, patch []b
 // readRequest checks a write request's fieldValidation and media type and
 // reads its body (within the size limit).
 func (h *handler) readRequest() (fieldValidation, string, []byte, error) {
+	return h.readRequestAs(mediaType)
+}
+
+// readRequestAs is readRequest with the content type read by contentType
+// (patchType for a PATCH), checked before the body is read.
+func (h *handler) readRequestAs(contentType func(*http.Request) (string, error)) (fieldValidation, string, []byte, error) {
 	fv, err := parseFieldValidation(h.req)
 	if err != nil {
 		return fv, "", nil, err
 	}
-	mt, err := mediaType(h.req)
+	ct, err := contentType(h.req)
 	if err != nil {
 		return fv, "", nil, err
 	}
 	body, err := readBody(h.req, h.s.maxBody)
-	return fv, mt, body, err
+	return fv, ct, body, err
 }
 
 // readObject reads and strictly decodes the request's object, sends any

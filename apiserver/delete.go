@@ -113,12 +113,9 @@ func (h *handler) delete() {
 	ctx := h.req.Context()
 	var raw []byte
 	err = h.s.write(ctx, dry, func(tx store.Txn, run *hookRun) error {
-		kv, ok, err := tx.Get(KeyFor(h.r.info, h.ns, h.name))
+		kv, err := h.storedIn(tx)
 		if err != nil {
 			return err
-		}
-		if !ok {
-			return NewNotFound(h.r.qualified, h.name)
 		}
 		raw, err = h.s.deleteStored(ctx, tx, run, h.r, kv, opts, policy)
 		return err

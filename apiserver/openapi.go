@@ -14,6 +14,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/apiserver/patch"
 )
 
 // OpenAPI documents of the served subset, generated from the api Go types
@@ -48,34 +49,79 @@ var metaTypeNames = map[string]string{
 	"ScaleStatus": "io.k8s.api.autoscaling.v1.ScaleStatus",
 }
 
-// patchStrategy is one list's strategic-merge-patch metadata; it mirrors the
-// table of apiserver/patch/keys.go (itself Kubernetes' patchStrategy and
-// patchMergeKey struct tags), keyed here by Go type and JSON field.
+// patchStrategy is one list's strategic-merge-patch metadata in a
+// definition: x-kubernetes-patch-strategy and x-kubernetes-patch-merge-key.
 type patchStrategy struct{ strategy, key string }
 
-var patchStrategies = map[string]patchStrategy{
-	"ObjectMeta.ownerReferences":   {"merge", "uid"},
-	"ObjectMeta.finalizers":        {"merge", ""},
-	"PodSpec.volumes":              {"merge,retainKeys", "name"},
-	"PodSpec.initContainers":       {"merge", "name"},
-	"PodSpec.containers":           {"merge", "name"},
-	"PodSpec.imagePullSecrets":     {"merge", "name"},
-	"PodSpec.hostAliases":          {"merge", "ip"},
-	"Container.ports":              {"merge", "containerPort"},
-	"Container.env":                {"merge", "name"},
-	"Container.volumeMounts":       {"merge", "mountPath"},
-	"ServiceSpec.ports":            {"merge", "port"},
-	"NodeSpec.podCIDRs":            {"merge", ""},
-	"NodeStatus.conditions":        {"merge", "type"},
-	"NodeStatus.addresses":         {"merge", "type"},
-	"PodStatus.conditions":         {"merge", "type"},
-	"PodStatus.podIPs":             {"merge", "ip"},
-	"PodStatus.hostIPs":            {"merge", "ip"},
-	"NamespaceStatus.conditions":   {"merge", "type"},
-	"ServiceStatus.conditions":     {"merge", "type"},
-	"DeploymentStatus.conditions":  {"merge", "type"},
-	"StatefulSetStatus.conditions": {"merge", "type"},
-	"ServiceCIDRStatus.conditions": {"merge", "type"},
+// retainKeysFields are the fields Kubernetes tags "merge,retainKeys" rather
+// than "merge" (keyed by Go type and JSON field). apiserver/patch's table
+// does not record it: the server honours a patch's $retainKeys directive
+// wherever it appears.
+var retainKeysFields = map[string]bool{"PodSpec.volumes": true}
+
+// patchStrategiesOf derives, from apiserver/patch's merge table (keyed by
+// schema path), the strategy of every list field the resources reach, keyed
+// by the Go type declaring the field and its JSON name ("Container.ports"),
+// as a definition is per type and not per path. A field that two paths give
+// different strategies cannot be described by one definition: an error.
+func patchStrategiesOf(resources []*api.ResourceInfo) (map[string]patchStrategy, error) {
+	table := patch.ListStrategies()
+	out := map[string]patchStrategy{}
+	var walkErr error
+	onStack := map[reflect.Type]bool{}
+	var walk func(t reflect.Type, path string)
+	walk = func(t reflect.Type, path string) {
+		if t.Kind() != reflect.Struct || t == typeTime || t == typeMicro || t == typeIntOrStr || onStack[t] {
+			return
+		}
+		onStack[t] = true
+		defer delete(onStack, t)
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag := f.Tag.Get("json")
+			if !f.IsExported() || tag == "-" {
+				continue
+			}
+			name, _, _ := strings.Cut(tag, ",")
+			ft := f.Type
+			for ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if f.Anonymous && name == "" && ft.Kind() == reflect.Struct {
+				walk(ft, path) // inlined: its fields stand at this path
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			p := name
+			if path != "" {
+				p = path + "." + name
+			}
+			if ls, ok := table[p]; ok {
+				key := t.Name() + "." + name
+				ps := patchStrategy{strategy: "merge", key: ls.MergeKey}
+				if retainKeysFields[key] {
+					ps.strategy = "merge,retainKeys"
+				}
+				if prev, seen := out[key]; seen && prev != ps && walkErr == nil {
+					walkErr = fmt.Errorf("apiserver: openapi: %s has merge key %q at one path and %q at %s", key, prev.key, ps.key, p)
+				}
+				out[key] = ps
+			}
+			for ft.Kind() == reflect.Slice || ft.Kind() == reflect.Map || ft.Kind() == reflect.Pointer {
+				if ft.Kind() != reflect.Pointer {
+					p += "[]"
+				}
+				ft = ft.Elem()
+			}
+			walk(ft, p)
+		}
+	}
+	for _, info := range resources {
+		walk(reflect.TypeOf(info.New()).Elem(), "")
+	}
+	return out, walkErr
 }
 
 // Go types with a fixed schema instead of their reflected shape.
@@ -92,6 +138,7 @@ type schemaGen struct {
 	refPrefix string                    // "#/definitions/" or "#/components/schemas/"
 	names     map[reflect.Type]string   // the definition name of every named struct
 	gvks      map[reflect.Type][]any    // x-kubernetes-group-version-kind of top-level types
+	patches   map[string]patchStrategy  // list fields' merge strategies (patchStrategiesOf)
 	defs      map[string]map[string]any // the definitions built so far
 }
 
@@ -268,7 +315,7 @@ func (g *schemaGen) addFields(props map[string]any, required *[]string, t reflec
 			name = f.Name
 		}
 		fs := g.schemaOf(f.Type)
-		if ps, ok := patchStrategies[t.Name()+"."+name]; ok {
+		if ps, ok := g.patches[t.Name()+"."+name]; ok {
 			if _, isRef := fs["$ref"]; isRef {
 				fs = map[string]any{"allOf": []any{fs}}
 			}
@@ -448,6 +495,10 @@ func (s *Server) openAPIDocuments() (v2 []byte, v3 map[string][]byte, err error)
 		}
 	}
 	names := defNames(all)
+	patches, err := patchStrategiesOf(all)
+	if err != nil {
+		return nil, nil, err
+	}
 	gvks := map[reflect.Type][]any{
 		reflect.TypeOf(api.Scale{}): {gvkExt("autoscaling", "v1", "Scale")},
 	}
@@ -459,7 +510,7 @@ func (s *Server) openAPIDocuments() (v2 []byte, v3 map[string][]byte, err error)
 	}
 
 	// v2: every group-version in one document.
-	g2 := &schemaGen{refPrefix: "#/definitions/", names: names, gvks: gvks, defs: map[string]map[string]any{}}
+	g2 := &schemaGen{refPrefix: "#/definitions/", names: names, gvks: gvks, patches: patches, defs: map[string]map[string]any{}}
 	paths2 := map[string]any{}
 	for _, key := range sortedKeys(s.groups) {
 		for _, r := range s.groups[key].order {
@@ -479,7 +530,7 @@ func (s *Server) openAPIDocuments() (v2 []byte, v3 map[string][]byte, err error)
 	v3 = make(map[string][]byte)
 	for _, key := range sortedKeys(s.groups) {
 		gv := s.groups[key]
-		g3 := &schemaGen{refPrefix: "#/components/schemas/", names: names, gvks: gvks, defs: map[string]map[string]any{}}
+		g3 := &schemaGen{refPrefix: "#/components/schemas/", names: names, gvks: gvks, patches: patches, defs: map[string]map[string]any{}}
 		paths3 := map[string]any{}
 		for _, r := range gv.order {
 			addResourcePaths(paths3, g3, r, true)

@@ -286,3 +286,47 @@ func TestOpenAPIV2(t *testing.T) {
 		t.Errorf("unauthenticated: code %d", r.code)
 	}
 }
+
+// TestPatchStrategiesOfFollowsPatchTable checks that the definitions' merge
+// keys are apiserver/patch's table seen per Go type, and that a type whose
+// one field the table merges differently at two paths is refused rather
+// than described by whichever path came last.
+func TestPatchStrategiesOfFollowsPatchTable(t *testing.T) {
+	got, err := patchStrategiesOf(api.Resources())
+	if err != nil {
+		t.Fatalf("patchStrategiesOf(api.Resources()): %v", err)
+	}
+	for key, want := range map[string]patchStrategy{
+		"ServiceSpec.ports":     {"merge", "port"},
+		"Container.ports":       {"merge", "containerPort"},
+		"ObjectMeta.finalizers": {"merge", ""},
+		"PodSpec.volumes":       {"merge,retainKeys", "name"},
+	} {
+		if got[key] != want {
+			t.Errorf("%s = %+v, want %+v", key, got[key], want)
+		}
+	}
+	if ps, ok := got["PodSpec.tolerations"]; ok {
+		t.Errorf("PodSpec.tolerations (atomic) has %+v", ps)
+	}
+
+	// spec.ports (by port) and spec.containers[].ports (by containerPort)
+	// both reach PortsHolder.ports.
+	conflict := &api.ResourceInfo{New: func() api.Object { return &conflictObject{} }}
+	if _, err := patchStrategiesOf([]*api.ResourceInfo{conflict}); err == nil || !strings.Contains(err.Error(), "PortsHolder.ports") {
+		t.Errorf("conflicting merge keys: err = %v, want one naming PortsHolder.ports", err)
+	}
+}
+
+type PortsHolder struct {
+	Ports []int32 `json:"ports"`
+}
+
+type conflictObject struct {
+	api.TypeMeta   `json:",inline"`
+	api.ObjectMeta `json:"metadata"`
+	Spec           struct {
+		PortsHolder `json:",inline"`
+		Containers  []PortsHolder `json:"containers"`
+	} `json:"spec"`
+}

@@ -160,22 +160,11 @@ func (h *handler) getScale() {
 // object and runs the normal update path.
 func (h *handler) updateScale(patch bool) {
 	ctx := h.req.Context()
-	fv, err := parseFieldValidation(h.req)
-	if err != nil {
-		writeErr(h.w, err)
-		return
-	}
-	var ct string
+	contentType := mediaType
 	if patch {
-		ct, err = patchType(h.req)
-	} else {
-		ct, err = mediaType(h.req)
+		contentType = patchType
 	}
-	if err != nil {
-		writeErr(h.w, err)
-		return
-	}
-	body, err := readBody(h.req, h.s.maxBody)
+	fv, ct, body, err := h.readRequestAs(contentType)
 	if err != nil {
 		writeErr(h.w, err)
 		return
@@ -190,12 +179,9 @@ func (h *handler) updateScale(patch bool) {
 	}
 	var raw []byte
 	err = h.s.write(ctx, isDryRun(h.req), func(tx store.Txn, run *hookRun) error {
-		kv, ok, err := tx.Get(KeyFor(h.r.info, h.ns, h.name))
+		kv, err := h.storedIn(tx)
 		if err != nil {
 			return err
-		}
-		if !ok {
-			return NewNotFound(h.r.qualified, h.name)
 		}
 		sc := put
 		if patch {
@@ -303,12 +289,9 @@ func (h *handler) bind() {
 	}
 	now := api.NewTime(h.s.now())
 	err = h.s.write(ctx, isDryRun(h.req), func(tx store.Txn, run *hookRun) error {
-		kv, ok, err := tx.Get(KeyFor(h.r.info, h.ns, h.name))
+		kv, err := h.storedIn(tx)
 		if err != nil {
 			return err
-		}
-		if !ok {
-			return NewNotFound(h.r.qualified, h.name)
 		}
 		var p struct {
 			Metadata api.ObjectMeta `json:"metadata"`
@@ -446,12 +429,9 @@ func (h *handler) finalize() {
 	rv := obj.GetObjectMeta().ResourceVersion
 	var raw []byte
 	err = h.s.write(ctx, isDryRun(h.req), func(tx store.Txn, run *hookRun) error {
-		kv, ok, err := tx.Get(KeyFor(h.r.info, h.ns, h.name))
+		kv, err := h.storedIn(tx)
 		if err != nil {
 			return err
-		}
-		if !ok {
-			return NewNotFound(h.r.qualified, h.name)
 		}
 		if rv != "" && rv != fmt.Sprint(kv.ModRevision) {
 			return NewConflict(h.r.qualified, h.name, errModified)

@@ -255,6 +255,19 @@ func prepareNamespaceCreate(r *resource, obj api.Object) (api.Object, error) {
 	})
 }
 
+// storedIn reads the object the request names in tx: NotFound when there
+// is none.
+func (h *handler) storedIn(tx store.Txn) (store.KeyValue, error) {
+	kv, ok, err := tx.Get(KeyFor(h.r.info, h.ns, h.name))
+	if err != nil {
+		return kv, err
+	}
+	if !ok {
+		return kv, NewNotFound(h.r.qualified, h.name)
+	}
+	return kv, nil
+}
+
 func (h *handler) get() {
 	kv, err := h.s.store.Get(h.req.Context(), KeyFor(h.r.info, h.ns, h.name))
 	if errors.Is(err, store.ErrNotFound) {
@@ -278,12 +291,9 @@ func (h *handler) update() {
 	}
 	var raw []byte
 	err = h.s.write(ctx, isDryRun(h.req), func(tx store.Txn, run *hookRun) error {
-		kv, ok, err := tx.Get(KeyFor(h.r.info, h.ns, h.name))
+		kv, err := h.storedIn(tx)
 		if err != nil {
 			return err
-		}
-		if !ok {
-			return NewNotFound(h.r.qualified, h.name)
 		}
 		raw, err = h.applyUpdate(ctx, tx, run, kv, obj, h.sub)
 		return err
@@ -300,17 +310,7 @@ func (h *handler) update() {
 // conflicts unless it sets metadata.resourceVersion itself.
 func (h *handler) patch() {
 	ctx := h.req.Context()
-	fv, err := parseFieldValidation(h.req)
-	if err != nil {
-		writeErr(h.w, err)
-		return
-	}
-	pt, err := patchType(h.req)
-	if err != nil {
-		writeErr(h.w, err)
-		return
-	}
-	body, err := readBody(h.req, h.s.maxBody)
+	fv, pt, body, err := h.readRequestAs(patchType)
 	if err != nil {
 		writeErr(h.w, err)
 		return
@@ -318,12 +318,9 @@ func (h *handler) patch() {
 	var raw []byte
 	var warnings []string
 	err = h.s.write(ctx, isDryRun(h.req), func(tx store.Txn, run *hookRun) error {
-		kv, ok, err := tx.Get(KeyFor(h.r.info, h.ns, h.name))
+		kv, err := h.storedIn(tx)
 		if err != nil {
 			return err
-		}
-		if !ok {
-			return NewNotFound(h.r.qualified, h.name)
 		}
 		patched, err := h.s.applyPatch(ctx, pt, kv.Value, body)
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/apiserver/printers"
 	"github.com/skiff-dev/skiff/client"
 )
 
@@ -1001,8 +1002,11 @@ func describeEndpointSlice(p *prefixWriter, sl *api.EndpointSlice) {
 
 func (s *session) describeNode(ctx context.Context, p *prefixWriter, n *api.Node) {
 	p.meta(&n.ObjectMeta, false)
-	row := nodeRow(n, s.env.Now())
-	p.write(0, "Roles:\t%s\n", row[2])
+	roles := strings.Join(printers.NodeRoles(n), ",")
+	if roles == "" {
+		roles = "<none>"
+	}
+	p.write(0, "Roles:\t%s\n", roles)
 	p.labelsAndAnnotations(&n.ObjectMeta)
 	p.write(0, "CreationTimestamp:\t%s\n", n.CreationTimestamp.Format(timeFormat))
 	if len(n.Spec.Taints) == 0 {

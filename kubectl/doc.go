@@ -31,10 +31,10 @@
 //     application/json;as=Table;v=v1;g=meta.k8s.io, falling back to JSON)
 //     and prints the server's columns (priority > 0 only with -o wide).
 //     When the server answers a plain list, or a watch event that is not
-//     a Table, the client-side printers (printers.go) give kubectl's
-//     columns for pods, services, deployments, statefulsets,
-//     endpointslices, nodes, namespaces and events, NAME and AGE
-//     otherwise. Columns are laid out as kubectl's tabwriter does: the
+//     a Table, the client-side printers (printers.go) give the same
+//     columns and cells as the server's Tables, from apiserver/printers
+//     applied to the defaulted object; the Endpoints view has its own,
+//     an unknown resource NAME and AGE. Columns are laid out as kubectl's tabwriter does: the
 //     widest cell plus 3 spaces, at least 6, widths remembered across the
 //     rows of `get -w`.
 //   - Ages are kubectl's HumanDuration (5s, 3m2s, 4h, 2d3h).

@@ -63,32 +63,6 @@ func TestColumnWriter(t *testing.T) {
 	}
 }
 
-func TestPodStatusReason(t *testing.T) {
-	now := api.Now()
-	for _, tc := range []struct {
-		name string
-		pod  api.Pod
-		want string
-	}{
-		{"no phase", api.Pod{}, "Pending"},
-		{"running", api.Pod{Status: api.PodStatus{Phase: "Running", ContainerStatuses: []api.ContainerStatus{{Ready: true, State: api.ContainerState{Running: &api.ContainerStateRunning{}}}}}}, "Running"},
-		{"waiting reason", api.Pod{Status: api.PodStatus{Phase: "Pending", ContainerStatuses: []api.ContainerStatus{{State: api.ContainerState{Waiting: &api.ContainerStateWaiting{Reason: "ImagePullBackOff"}}}}}}, "ImagePullBackOff"},
-		{"completed", api.Pod{Status: api.PodStatus{Phase: "Succeeded", ContainerStatuses: []api.ContainerStatus{{State: api.ContainerState{Terminated: &api.ContainerStateTerminated{Reason: "Completed"}}}}}}, "Completed"},
-		{"exit code", api.Pod{Status: api.PodStatus{Phase: "Failed", ContainerStatuses: []api.ContainerStatus{{State: api.ContainerState{Terminated: &api.ContainerStateTerminated{ExitCode: 2}}}}}}, "ExitCode:2"},
-		{"signal", api.Pod{Status: api.PodStatus{Phase: "Failed", ContainerStatuses: []api.ContainerStatus{{State: api.ContainerState{Terminated: &api.ContainerStateTerminated{Signal: 9}}}}}}, "Signal:9"},
-		{"init waiting", api.Pod{Spec: api.PodSpec{InitContainers: []api.Container{{Name: "i"}}}, Status: api.PodStatus{Phase: "Pending", InitContainerStatuses: []api.ContainerStatus{{}}}}, "Init:0/1"},
-		{"init failed", api.Pod{Spec: api.PodSpec{InitContainers: []api.Container{{Name: "i"}}}, Status: api.PodStatus{InitContainerStatuses: []api.ContainerStatus{{State: api.ContainerState{Terminated: &api.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}}}}}, "Init:Error"},
-		{"terminating", api.Pod{ObjectMeta: api.ObjectMeta{DeletionTimestamp: &now}, Status: api.PodStatus{Phase: "Running"}}, "Terminating"},
-		{"evicted", api.Pod{Status: api.PodStatus{Phase: "Failed", Reason: "Evicted"}}, "Evicted"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := podStatusReason(&tc.pod); got != tc.want {
-				t.Fatalf("status = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
 func TestClientPrinters(t *testing.T) {
 	now := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
 	created := api.NewTime(now.Add(-90 * time.Second))
@@ -116,13 +90,15 @@ func TestClientPrinters(t *testing.T) {
 			fmt.Sprintf(`{"metadata":{"name":"s"},"addressType":"IPv4","ports":[{"port":%d}],"endpoints":[{"addresses":["1.1.1.1"]},{"addresses":["1.1.1.2"]},{"addresses":["1.1.1.3"]},{"addresses":["1.1.1.4"]},{"addresses":["1.1.1.5"]}]}`, port),
 			"s IPv4 9090 1.1.1.1,1.1.1.2,1.1.1.3 + 2 more... <unknown>"},
 		{"endpointslice empty", "endpointslices", `{"metadata":{"name":"e"},"addressType":"IPv4","ports":null,"endpoints":null}`,
-			"e IPv4  <unset> <unknown>"},
+			"e IPv4 <unset> <unset> <unknown>"}, // kubectl's formatDiscoveryPorts: no ports is <unset>
 		{"node not ready, cordoned, roles", "nodes",
 			`{"metadata":{"name":"n","labels":{"node-role.kubernetes.io/control-plane":"","node-role.kubernetes.io/worker":""}},"spec":{"unschedulable":true},"status":{"conditions":[{"type":"Ready","status":"False"}],"nodeInfo":{"kubeletVersion":"v1"}}}`,
 			"n NotReady,SchedulingDisabled control-plane,worker <unknown> v1 <none> <none> <unknown> <unknown> <unknown>"},
 		{"event", "events",
 			`{"metadata":{"name":"e1"},"involvedObject":{"kind":"Pod","name":"web-1"},"type":"Warning","reason":"BackOff","message":"back-off\n","lastTimestamp":"` + created.Format(time.RFC3339) + `"}`,
-			"90s Warning BackOff pod/web-1 back-off"},
+			// LAST SEEN TYPE REASON OBJECT, (wide) SUBOBJECT SOURCE, MESSAGE,
+			// (wide) FIRST SEEN COUNT NAME: the server's Table columns
+			"90s Warning BackOff pod/web-1   back-off <unknown> 1 e1"},
 		{"unknown resource gets NAME AGE", "leasesx", `{"metadata":{"name":"x"}}`, "x <unknown>"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

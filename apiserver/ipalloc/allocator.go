@@ -4,10 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/skiff-dev/skiff/apiserver/internal/bitmap"
-	"math/rand/v2"
 	"net/netip"
-	"sync"
+
+	"github.com/skiff-dev/skiff/apiserver/internal/bitmap"
 )
 
 // maxSize caps the number of addresses one Allocator tracks (its bitmap is
@@ -23,13 +22,12 @@ const (
 
 // Static band bounds (KEP-3070): min(max(16, cidrSize/16), 256).
 const (
-	bandMin  = 16
 	bandMax  = 256
 	bandStep = 16
 )
 
 // Allocator hands out the addresses of one service CIDR. It is safe for
-// concurrent use: one lock guards the bitmap and every method takes it.
+// concurrent use: its bitmap.Pool takes one lock around every use.
 type Allocator struct {
 	// These are set by New and never change.
 	cidr    netip.Prefix
@@ -37,10 +35,7 @@ type Allocator struct {
 	hi      uint64 // upper 64 bits (of the 16-byte form) shared by every address
 	firstLo uint64 // lower 64 bits of the first usable address
 
-	// mu guards the following fields.
-	mu   sync.RWMutex
-	bm   *bitmap.Band
-	rand *rand.Rand
+	pool *bitmap.Pool // the taken indexes; it locks itself
 }
 
 // New returns an allocator for cidr (masked first). The usable range is
@@ -77,8 +72,7 @@ func New(cidr netip.Prefix) (*Allocator, error) {
 		is4:     is4,
 		hi:      binary.BigEndian.Uint64(b[:8]),
 		firstLo: binary.BigEndian.Uint64(b[8:]) + 1,
-		bm:      bitmap.NewBand(size, staticBand(cidrSize)),
-		rand:    rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		pool:    bitmap.NewPool(size, staticBand(cidrSize)),
 	}
 	return a, nil
 }
@@ -86,12 +80,7 @@ func New(cidr netip.Prefix) (*Allocator, error) {
 // staticBand is the size of the lower band reserved for static (user
 // chosen) addresses, from KEP-3070: min(max(16, cidrSize/16), 256), and 0
 // for prefixes of 16 addresses or fewer.
-func staticBand(cidrSize uint64) int {
-	if cidrSize <= bandMin {
-		return 0
-	}
-	return int(min(max(bandMin, cidrSize/bandStep), bandMax))
-}
+func staticBand(cidrSize uint64) int { return bitmap.StaticBand(cidrSize, bandStep, bandMax) }
 
 // index returns ip's bitmap index, or false when ip is outside the usable
 // range. An IPv4-mapped IPv6 address is treated as its IPv4 address.
@@ -105,7 +94,7 @@ func (a *Allocator) index(ip netip.Addr) (int, bool) {
 		return 0, false
 	}
 	lo := binary.BigEndian.Uint64(b[8:])
-	if lo < a.firstLo || lo-a.firstLo >= uint64(a.bm.Size()) {
+	if lo < a.firstLo || lo-a.firstLo >= uint64(a.pool.Size()) {
 		return 0, false
 	}
 	return int(lo - a.firstLo), true
@@ -135,7 +124,7 @@ func (a *Allocator) CIDR() netip.Prefix { return a.cidr }
 func (a *Allocator) FirstIP() netip.Addr { return a.addr(0) }
 
 // Size returns the number of usable addresses.
-func (a *Allocator) Size() int { return a.bm.Size() }
+func (a *Allocator) Size() int { return a.pool.Size() }
 
 // InRange reports whether ip is a usable address of the range.
 func (a *Allocator) InRange(ip netip.Addr) bool {
@@ -150,9 +139,7 @@ func (a *Allocator) Allocate(ip netip.Addr) error {
 	if !ok {
 		return a.notInRange()
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if !a.bm.Set(i) {
+	if !a.pool.Take(i) {
 		return ErrAllocated
 	}
 	return nil
@@ -162,9 +149,7 @@ func (a *Allocator) Allocate(ip netip.Addr) error {
 // of the lower (static) band once the upper one is full. It fails with
 // ErrFull when no address is free.
 func (a *Allocator) AllocateNext() (netip.Addr, error) {
-	a.mu.Lock()
-	i, ok := a.bm.Next(a.rand)
-	a.mu.Unlock()
+	i, ok := a.pool.TakeNext()
 	if !ok {
 		return netip.Addr{}, ErrFull
 	}
@@ -178,9 +163,7 @@ func (a *Allocator) Release(ip netip.Addr) bool {
 	if !ok {
 		return false
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.bm.Clear(i)
+	return a.pool.Release(i)
 }
 
 // Has reports whether ip is allocated.
@@ -189,31 +172,26 @@ func (a *Allocator) Has(ip netip.Addr) bool {
 	if !ok {
 		return false
 	}
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	return a.bm.Has(i)
+	return a.pool.Has(i)
 }
 
 // Used returns the number of allocated addresses.
 func (a *Allocator) Used() int {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	return a.bm.Used()
+	return a.pool.Used()
 }
 
 // Free returns the number of free addresses.
 func (a *Allocator) Free() int {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	return a.bm.Size() - a.bm.Used()
+	return a.pool.Free()
 }
 
 // Snapshot returns the allocated addresses in increasing order.
 func (a *Allocator) Snapshot() []netip.Addr {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	out := make([]netip.Addr, 0, a.bm.Used())
-	a.bm.Taken(func(i int) { out = append(out, a.addr(i)) })
+	idx := a.pool.Taken()
+	out := make([]netip.Addr, len(idx))
+	for j, i := range idx {
+		out[j] = a.addr(i)
+	}
 	return out
 }
 
@@ -233,11 +211,6 @@ func (a *Allocator) Restore(ips []netip.Addr) error {
 		}
 		idx = append(idx, i)
 	}
-	a.mu.Lock()
-	a.bm.Reset()
-	for _, i := range idx {
-		a.bm.Set(i)
-	}
-	a.mu.Unlock()
+	a.pool.Restore(idx)
 	return errors.Join(errs...)
 }

@@ -3,31 +3,26 @@ package portalloc
 import (
 	"errors"
 	"fmt"
-	"github.com/skiff-dev/skiff/apiserver/internal/bitmap"
-	"math/rand/v2"
 	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/skiff-dev/skiff/apiserver/internal/bitmap"
 )
 
 // Static band bounds (KEP-3668): min(max(16, size/32), 128).
 const (
-	bandMin  = 16
 	bandMax  = 128
 	bandStep = 32
 )
 
 // Allocator hands out the ports of one node-port range. It is safe for
-// concurrent use: one lock guards the bitmap and every method takes it.
+// concurrent use: its bitmap.Pool takes one lock around every use.
 type Allocator struct {
 	// These are set by New and never change.
 	base int
 	size int
 
-	// mu guards the following fields.
-	mu   sync.RWMutex
-	bm   *bitmap.Band
-	rand *rand.Rand
+	pool *bitmap.Pool // the taken indexes; it locks itself
 }
 
 // New returns an allocator for the size ports base..base+size-1, which
@@ -42,8 +37,7 @@ func New(base, size int) (*Allocator, error) {
 	return &Allocator{
 		base: base,
 		size: size,
-		bm:   bitmap.NewBand(size, staticBand(size)),
-		rand: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())),
+		pool: bitmap.NewPool(size, staticBand(size)),
 	}, nil
 }
 
@@ -107,12 +101,7 @@ func ParseRange(s string) (base, size int, err error) {
 // staticBand is the size of the lower band reserved for static (user
 // chosen) ports, from KEP-3668: min(max(16, size/32), 128), and 0 for
 // ranges of 16 ports or fewer.
-func staticBand(size int) int {
-	if size <= bandMin {
-		return 0
-	}
-	return min(max(bandMin, size/bandStep), bandMax)
-}
+func staticBand(size int) int { return bitmap.StaticBand(uint64(size), bandStep, bandMax) }
 
 // index returns port's bitmap index, or false when it is outside the range.
 func (a *Allocator) index(port int) (int, bool) {
@@ -149,9 +138,7 @@ func (a *Allocator) Allocate(port int) error {
 	if !ok {
 		return a.notInRange()
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if !a.bm.Set(i) {
+	if !a.pool.Take(i) {
 		return ErrAllocated
 	}
 	return nil
@@ -161,9 +148,7 @@ func (a *Allocator) Allocate(port int) error {
 // the lower (static) band once the upper one is full. It fails with ErrFull
 // when no port is free.
 func (a *Allocator) AllocateNext() (int, error) {
-	a.mu.Lock()
-	i, ok := a.bm.Next(a.rand)
-	a.mu.Unlock()
+	i, ok := a.pool.TakeNext()
 	if !ok {
 		return 0, ErrFull
 	}
@@ -177,9 +162,7 @@ func (a *Allocator) Release(port int) bool {
 	if !ok {
 		return false
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.bm.Clear(i)
+	return a.pool.Release(i)
 }
 
 // Has reports whether port is allocated.
@@ -188,31 +171,25 @@ func (a *Allocator) Has(port int) bool {
 	if !ok {
 		return false
 	}
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	return a.bm.Has(i)
+	return a.pool.Has(i)
 }
 
 // Used returns the number of allocated ports.
 func (a *Allocator) Used() int {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	return a.bm.Used()
+	return a.pool.Used()
 }
 
 // Free returns the number of free ports.
 func (a *Allocator) Free() int {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	return a.size - a.bm.Used()
+	return a.pool.Free()
 }
 
 // Snapshot returns the allocated ports in increasing order.
 func (a *Allocator) Snapshot() []int {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	out := make([]int, 0, a.bm.Used())
-	a.bm.Taken(func(i int) { out = append(out, a.base+i) })
+	out := a.pool.Taken()
+	for j := range out {
+		out[j] += a.base
+	}
 	return out
 }
 
@@ -232,11 +209,6 @@ func (a *Allocator) Restore(ports []int) error {
 		}
 		idx = append(idx, i)
 	}
-	a.mu.Lock()
-	a.bm.Reset()
-	for _, i := range idx {
-		a.bm.Set(i)
-	}
-	a.mu.Unlock()
+	a.pool.Restore(idx)
 	return errors.Join(errs...)
 }

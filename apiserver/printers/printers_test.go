@@ -388,3 +388,32 @@ func TestTypeMismatchFallsBackToNameAndAge(t *testing.T) {
 		t.Errorf("got %#v", row.Cells)
 	}
 }
+
+// TestPodStatusReason pins the STATUS cell of pods in the states kubectl's
+// printPod distinguishes (moved here from the CLI, whose fallback printer
+// now is this package's).
+func TestPodStatusReason(t *testing.T) {
+	deleted := api.NewTime(now)
+	for _, tc := range []struct {
+		name string
+		pod  api.Pod
+		want string
+	}{
+		{"no phase", api.Pod{}, ""}, // as Kubernetes; Skiff's server sets Pending on create
+		{"running", api.Pod{Status: api.PodStatus{Phase: "Running", ContainerStatuses: []api.ContainerStatus{{Ready: true, State: api.ContainerState{Running: &api.ContainerStateRunning{}}}}}}, "Running"},
+		{"waiting reason", api.Pod{Status: api.PodStatus{Phase: "Pending", ContainerStatuses: []api.ContainerStatus{{State: api.ContainerState{Waiting: &api.ContainerStateWaiting{Reason: "ImagePullBackOff"}}}}}}, "ImagePullBackOff"},
+		{"completed", api.Pod{Status: api.PodStatus{Phase: "Succeeded", ContainerStatuses: []api.ContainerStatus{{State: api.ContainerState{Terminated: &api.ContainerStateTerminated{Reason: "Completed"}}}}}}, "Completed"},
+		{"exit code", api.Pod{Status: api.PodStatus{Phase: "Failed", ContainerStatuses: []api.ContainerStatus{{State: api.ContainerState{Terminated: &api.ContainerStateTerminated{ExitCode: 2}}}}}}, "ExitCode:2"},
+		{"signal", api.Pod{Status: api.PodStatus{Phase: "Failed", ContainerStatuses: []api.ContainerStatus{{State: api.ContainerState{Terminated: &api.ContainerStateTerminated{Signal: 9}}}}}}, "Signal:9"},
+		{"init waiting", api.Pod{Spec: api.PodSpec{InitContainers: []api.Container{{Name: "i"}}}, Status: api.PodStatus{Phase: "Pending", InitContainerStatuses: []api.ContainerStatus{{}}}}, "Init:0/1"},
+		{"init failed", api.Pod{Spec: api.PodSpec{InitContainers: []api.Container{{Name: "i"}}}, Status: api.PodStatus{InitContainerStatuses: []api.ContainerStatus{{State: api.ContainerState{Terminated: &api.ContainerStateTerminated{ExitCode: 1, Reason: "Error"}}}}}}, "Init:Error"},
+		{"terminating", api.Pod{ObjectMeta: api.ObjectMeta{DeletionTimestamp: &deleted}, Status: api.PodStatus{Phase: "Running"}}, "Terminating"},
+		{"evicted", api.Pod{Status: api.PodStatus{Phase: "Failed", Reason: "Evicted"}}, "Evicted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := PodCells(&tc.pod, now)[2]; got != tc.want {
+				t.Fatalf("status = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -98,23 +98,33 @@ func (c Agent) Parse() (ParsedAgent, error) {
 			return p, fmt.Errorf("--node-api-url %q: want https://host:port", c.NodeAPIURL)
 		}
 	}
-	switch c.Runtime {
-	case "", "auto", "containerd", "process":
-	default:
-		return p, fmt.Errorf("--runtime %q: want auto, containerd or process", c.Runtime)
-	}
-	switch c.ProxyMode {
-	case "", "iptables", "nftables", "ipvs":
-	default:
-		return p, fmt.Errorf("--proxy-mode %q: want iptables, nftables or ipvs", c.ProxyMode)
-	}
-	switch c.IPVSScheduler {
-	case "", "rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh", "sed", "nq", "fo", "ovf", "mh", "twos":
-	default:
-		return p, fmt.Errorf("--ipvs-scheduler %q: want an IPVS scheduler (rr, wrr, lc, wlc, lblc, lblcr, dh, sh, sed, nq, fo, ovf, mh, twos)", c.IPVSScheduler)
+	if err := checkNodeModes(c.Runtime, c.ProxyMode, c.IPVSScheduler); err != nil {
+		return p, err
 	}
 	if c.TerminationDelay < 0 {
 		return p, fmt.Errorf("--pod-termination-delay %v: must not be negative", c.TerminationDelay)
 	}
 	return p, nil
+}
+
+// checkNodeModes validates the node-agent flags both the agent and the
+// all-in-one server take: --runtime, --proxy-mode and --ipvs-scheduler
+// (empty is each one's default).
+func checkNodeModes(runtime, proxyMode, ipvsScheduler string) error {
+	switch runtime {
+	case "", "auto", "containerd", "process":
+	default:
+		return fmt.Errorf("--runtime %q: want auto, containerd or process", runtime)
+	}
+	switch proxyMode {
+	case "", "iptables", "nftables", "ipvs":
+	default:
+		return fmt.Errorf("--proxy-mode %q: want iptables, nftables or ipvs", proxyMode)
+	}
+	switch ipvsScheduler {
+	case "", "rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh", "sed", "nq", "fo", "ovf", "mh", "twos":
+	default:
+		return fmt.Errorf("--ipvs-scheduler %q: want an IPVS scheduler (rr, wrr, lc, wlc, lblc, lblcr, dh, sh, sed, nq, fo, ovf, mh, twos)", ipvsScheduler)
+	}
+	return nil
 }

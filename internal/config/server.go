@@ -180,20 +180,8 @@ func (c Server) Parse() (Parsed, error) {
 	} else if p.ClusterCIDR.Addr().Is4() && p.ClusterCIDR.Bits() > 24 {
 		return p, fmt.Errorf("--cluster-cidr %s is smaller than a node's /24: pass --node-cidr-mask-size", p.ClusterCIDR)
 	}
-	switch c.Runtime {
-	case "", "auto", "containerd", "process":
-	default:
-		return p, fmt.Errorf("--runtime %q: want auto, containerd or process", c.Runtime)
-	}
-	switch c.ProxyMode {
-	case "", "iptables", "nftables", "ipvs":
-	default:
-		return p, fmt.Errorf("--proxy-mode %q: want iptables, nftables or ipvs", c.ProxyMode)
-	}
-	switch c.IPVSScheduler {
-	case "", "rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh", "sed", "nq", "fo", "ovf", "mh", "twos":
-	default:
-		return p, fmt.Errorf("--ipvs-scheduler %q: want an IPVS scheduler (rr, wrr, lc, wlc, lblc, lblcr, dh, sh, sed, nq, fo, ovf, mh, twos)", c.IPVSScheduler)
+	if err := checkNodeModes(c.Runtime, c.ProxyMode, c.IPVSScheduler); err != nil {
+		return p, err
 	}
 	return p, nil
 }

@@ -45,6 +45,10 @@ func TestParse(t *testing.T) {
 		{name: "dns ttl too long", mutate: func(c *Server) { c.DNSTTL = 2 * time.Hour }, wantErr: "--dns-ttl"},
 		{name: "dns listen and ttl", mutate: func(c *Server) { c.DNSListen = "127.0.0.1:1053"; c.DNSTTL = 30 * time.Second }, check: func(*testing.T, Parsed) {}},
 		{name: "empty data dir", mutate: func(c *Server) { c.DataDir = "" }, wantErr: "--data-dir"},
+		// the node-agent modes are checked as the agent checks them (checkNodeModes)
+		{name: "bad runtime", mutate: func(c *Server) { c.Runtime = "docker" }, wantErr: "--runtime"},
+		{name: "bad proxy mode", mutate: func(c *Server) { c.ProxyMode = "userspace" }, wantErr: "--proxy-mode"},
+		{name: "bad ipvs scheduler", mutate: func(c *Server) { c.IPVSScheduler = "xx" }, wantErr: "--ipvs-scheduler"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

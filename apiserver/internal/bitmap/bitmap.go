@@ -1,5 +1,8 @@
 // Package bitmap is the two-band allocation bitmap behind the ClusterIP
-// (apiserver/ipalloc) and NodePort (apiserver/portalloc) allocators.
+// (apiserver/ipalloc) and NodePort (apiserver/portalloc) allocators: Band,
+// the bitmap itself, and Pool, a Band behind one lock that the allocators
+// drive by index (they only map addresses or ports to indexes and word the
+// errors).
 package bitmap
 
 import (
