@@ -78,6 +78,10 @@ type Agent struct {
 	napi        *nodeAPI                // nil when the node API is off
 	inf         *client.SharedInformers // set once the pod network is up
 	tracer      proxyTracer             // the proxy backend's rule reader
+	metricsLn   *listener               // nil when off (metrics.go)
+	healthzLn   *listener               // nil when off
+
+	metrics *agentMetrics // the agent's registry and the proxy's healthz
 }
 
 // setPhase records what a starting agent waits for (reported as the
@@ -127,6 +131,9 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 		return nil, err
 	}
 	a.tok = tr
+	if a.metrics, err = newAgentMetrics(cfg.Registerer); err != nil {
+		return nil, err
+	}
 	a.api, err = client.New(client.Config{Server: cfg.Server, HTTPClient: &http.Client{Transport: tr},
 		UserAgent: "skiff-agent/" + cfg.NodeName})
 	if err != nil {
@@ -201,6 +208,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.mu.Lock()
 	a.napi = napi
 	a.mu.Unlock()
+	if err := a.startListeners(ctx); err != nil { // metrics.go
+		return err
+	}
 	if err := a.register(ctx); err != nil {
 		return fmt.Errorf("netagent: register: %w", err)
 	}
@@ -264,7 +274,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		// The proxy registers its informers before Start.
 		p := ProxyParams{NodeName: a.cfg.NodeName, NodeIPs: a.cfg.NodeIPs, Mode: a.cfg.ProxyMode, IPVSScheduler: a.cfg.IPVSScheduler, PodCIDR: podCIDR, ClusterCIDR: a.cfg.ClusterCIDR,
 			ServiceCIDR: svcCIDR, Client: a.api, Informers: inf, NetNS: a.deps.NodeNetNS, Logger: a.log.With("component", "proxy"),
-			OnBackend: a.setTracer}
+			OnBackend: a.setTracer, Registerer: a.metrics.reg, OnHealthz: a.metrics.setHealthz}
 		started := make(chan struct{})
 		wg.Go(func() {
 			close(started)

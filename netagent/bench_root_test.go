@@ -116,7 +116,8 @@ func BenchmarkPodsReady100(b *testing.B) {
 	var agentLog lockedBuffer
 	agent := exec.Command(bin, "agent", "--server", s.URL(), "--token-file", tokenFile, "--server-ca", caFile,
 		"--node-name", "bench", "--node-ip", "192.0.2.10", "--data-dir", filepath.Join(dir, "agent"),
-		"--runtime", "process", "--netns", ns.Path, "--node-api-listen", "127.0.0.1:0")
+		"--runtime", "process", "--netns", ns.Path, "--node-api-listen", "127.0.0.1:0",
+		"--metrics-bind-address", "127.0.0.1:0", "--healthz-bind-address", "127.0.0.1:0")
 	agent.Stdout, agent.Stderr = &agentLog, &agentLog
 	if err := agent.Start(); err != nil {
 		b.Fatal(err)

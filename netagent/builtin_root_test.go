@@ -2,6 +2,11 @@ package netagent_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
 	"testing"
 	"time"
 
@@ -56,6 +61,17 @@ func TestServerBuiltinAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The built-in agent's proxy metrics are on the API server's /metrics.
+	eventually(t, 20*time.Second, "the server's /metrics shows the proxy's", func() (bool, error) {
+		body, err := serverMetrics(s)
+		if err != nil {
+			return false, err
+		}
+		v, ok := sample(body, "kubeproxy_sync_proxy_rules_duration_seconds_count")
+		_, api := sample(body, "apiserver_watchers")
+		return ok && v >= 1 && api,
+			fmt.Errorf("kubeproxy_sync_proxy_rules_duration_seconds_count %v %v; apiserver_watchers %v", v, ok, api)
+	})
 	var n api.Node
 	if err := admin.Get(ctx, resNodes, "", "server-node", &n); err != nil || n.Spec.PodCIDR == "" ||
 		n.Status.Addresses[0].Address != "192.0.2.20" {
@@ -78,4 +94,26 @@ func TestServerBuiltinAgent(t *testing.T) {
 		return client.IsNotFound(err), err
 	})
 	stop()
+}
+
+// serverMetrics reads the server's /metrics as the admin.
+func serverMetrics(s *server.Server) (string, error) {
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(s.Bundle().CACertPEM)
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	req, err := http.NewRequest("GET", s.URL()+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.Bundle().AdminToken)
+	resp, err := c.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("/metrics: %d %s", resp.StatusCode, b)
+	}
+	return string(b), err
 }

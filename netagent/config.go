@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/netip"
 	"path/filepath"
 	"time"
@@ -92,6 +93,20 @@ type Config struct {
 	// NodeAPIURL is the URL published on the Node for the server; default
 	// https://<listen host, or the first NodeIP>:<port>.
 	NodeAPIURL string
+	// MetricsListen is the metrics listener's address (host:port, plain
+	// HTTP in the agent's own netns; see metrics.go); "" turns it off.
+	// `skiff agent` defaults it to DefaultMetricsListen.
+	MetricsListen string
+	// HealthzListen is the service proxy's healthz listener (/healthz,
+	// /livez); "" turns it off. `skiff agent` defaults it to
+	// DefaultHealthzListen.
+	HealthzListen string
+	// Registerer receives the agent's metrics (the proxy's); nil is a
+	// registry of the agent's own with the Go and process collectors. The
+	// built-in agent of `skiff server` is given the server's registry, so
+	// that the API server's /metrics shows both. MetricsListen serves it
+	// when it is also a prometheus.Gatherer.
+	Registerer prometheus.Registerer
 	// TerminationDelay is how long a Ready pod being deleted keeps running
 	// untouched before its containers get SIGTERM (default 2s, capped at
 	// half the pod's grace period; negative: none). Meanwhile the
@@ -257,6 +272,9 @@ type ProxyParams struct {
 	// (sync_proxy_rules_duration_seconds,
 	// network_programming_duration_seconds, ...); nil registers none.
 	Registerer prometheus.Registerer
+	// OnHealthz, when set, is given the running proxy's /healthz handler,
+	// and nil once it stopped (the agent serves it on HealthzListen).
+	OnHealthz func(http.Handler)
 }
 
 // ProxyFunc runs a service proxy until ctx ends.

@@ -129,6 +129,19 @@
 //     (the backend RunProxy hands over in ProxyParams.OnBackend) and lists
 //     conntrack in the node's netns; all on demand, nothing in a loop.
 //
+// # Metrics and proxy healthz
+//
+//   - The agent's metrics go to Config.Registerer, or to a registry of its
+//     own (Go and process collectors): the proxy's kube-proxy metrics
+//     (ProxyParams.Registerer). A collector registered twice on the same
+//     registry (a restarted agent) replaces the first.
+//   - With Config.MetricsListen the agent serves that registry at
+//     /metrics (plain HTTP, in its own netns; metrics.go); with
+//     Config.HealthzListen, and a proxy, the proxy's Healthz handler
+//     (handed over in ProxyParams.OnHealthz) at /healthz and /livez, 503
+//     while no proxy runs. Agent.MetricsAddr and HealthzAddr are the bound
+//     addresses.
+//
 // # Limits
 //
 //   - Init containers, volumes, lifecycle hooks, resource limits and

@@ -164,6 +164,10 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 	if err != nil {
 		return fmt.Errorf("netagent: proxy: %w", err)
 	}
+	if p.OnHealthz != nil {
+		p.OnHealthz(px.Healthz())
+		defer p.OnHealthz(nil)
+	}
 	log.Info("service proxy running", "mode", mode, "node", p.NodeName)
 	return px.Run(ctx)
 }

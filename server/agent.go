@@ -61,6 +61,9 @@ func (s *Server) startAgent(ctx context.Context) error {
 		ClusterDomain: s.cfg.ClusterDomain,
 		DNSUpstreams:  s.cfg.DNSUpstream,
 		Logger:        log,
+		// The proxy's kube-proxy metrics join the API server's /metrics;
+		// the built-in agent opens no metrics or healthz listener.
+		Registerer: s.reg,
 		// 0 asks netagent for its default; --pod-termination-delay 0 means none.
 		TerminationDelay: cmp.Or(s.cfg.PodTerminationDelay, -1),
 	}

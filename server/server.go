@@ -50,6 +50,7 @@ type Server struct {
 	agent    *builtinAgent // nil with --disable-agent (agent.go)
 	nodeAPI  *nodeAPI      // logs and traces from the agents (nodeapi.go)
 	auth     *tokenAuth
+	reg      *prometheus.Registry // /metrics: the API server's, DNS's and the built-in agent's
 }
 
 // Run starts a control plane and blocks until ctx ends, then shuts it down.
@@ -127,6 +128,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.reg = reg
 	if err := s.listenDNS(reg); err != nil {
 		return nil, err
 	}

@@ -31,6 +31,31 @@ func TestAgentFlags(t *testing.T) {
 	}
 }
 
+func TestAgentListenFlags(t *testing.T) {
+	run := func(args ...string) config.Agent {
+		t.Helper()
+		var got config.Agent
+		root := NewRoot(Runners{Agent: func(_ context.Context, c config.Agent) error {
+			got = c
+			return nil
+		}}, &bytes.Buffer{})
+		root.SetArgs(append([]string{"agent", "--server", "https://10.0.0.1:6443", "--token", "T"}, args...))
+		if err := root.ExecuteContext(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := run(); got.MetricsBindAddress != "127.0.0.1:10249" || got.HealthzBindAddress != "0.0.0.0:10256" {
+		t.Fatalf("defaults: metrics %q, healthz %q", got.MetricsBindAddress, got.HealthzBindAddress)
+	}
+	if got := run("--metrics-bind-address", "0.0.0.0:9100", "--healthz-bind-address", "127.0.0.1:0"); got.MetricsBindAddress != "0.0.0.0:9100" || got.HealthzBindAddress != "127.0.0.1:0" {
+		t.Fatalf("set: metrics %q, healthz %q", got.MetricsBindAddress, got.HealthzBindAddress)
+	}
+	if got := run("--metrics-bind-address=", "--healthz-bind-address="); got.MetricsBindAddress != "" || got.HealthzBindAddress != "" {
+		t.Fatalf("off: metrics %q, healthz %q", got.MetricsBindAddress, got.HealthzBindAddress)
+	}
+}
+
 func TestAgentFlagsRejected(t *testing.T) {
 	cases := []struct {
 		name string
@@ -41,6 +66,8 @@ func TestAgentFlagsRejected(t *testing.T) {
 		{"no token", []string{"agent", "--server", "https://h:1"}},
 		{"bad node ip", []string{"agent", "--server", "https://h:1", "--token", "T", "--node-ip", "x"}},
 		{"bad runtime", []string{"agent", "--server", "https://h:1", "--token", "T", "--runtime", "docker"}},
+		{"bad metrics address", []string{"agent", "--server", "https://h:1", "--token", "T", "--metrics-bind-address", "10249"}},
+		{"bad healthz address", []string{"agent", "--server", "https://h:1", "--token", "T", "--healthz-bind-address", "host:10256"}},
 		{"extra arg", []string{"agent", "--server", "https://h:1", "--token", "T", "more"}},
 	}
 	for _, tc := range cases {

@@ -211,6 +211,8 @@ adopts them.`,
 	f.DurationVar(&cfg.TerminationDelay, "pod-termination-delay", cfg.TerminationDelay, "how long a Ready pod being deleted keeps running before SIGTERM, so that proxies drop it first (0: none)")
 	f.StringVar(&cfg.NetNS, "netns", cfg.NetNS, "network namespace (path) for the pod network, node DNS and probes; default: the agent's own")
 	f.StringVar(&cfg.NodeAPIListen, "node-api-listen", cfg.NodeAPIListen, "address of the node API the server reads logs and traces from (HTTPS, client certificate of the server CA only; needs --server-ca); empty turns it off")
+	f.StringVar(&cfg.MetricsBindAddress, "metrics-bind-address", cfg.MetricsBindAddress, "address of the Prometheus /metrics endpoint (plain HTTP: the service proxy's kube-proxy metrics, Go and process); empty turns it off")
+	f.StringVar(&cfg.HealthzBindAddress, "healthz-bind-address", cfg.HealthzBindAddress, "address of the service proxy's /healthz and /livez (plain HTTP, 200 while its rules are in sync, else 503); empty turns it off")
 	f.StringVar(&cfg.NodeAPIURL, "node-api-url", cfg.NodeAPIURL, "URL of the node API published on the Node (default: https://<first --node-ip>:<port>)")
 	return cmd
 }

@@ -2,8 +2,10 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"time"
 )
 
@@ -35,6 +37,12 @@ type Agent struct {
 	// the URL published on the Node, default https://<node IP>:<port>.
 	NodeAPIListen string
 	NodeAPIURL    string
+	// MetricsBindAddress (--metrics-bind-address) is where /metrics (the
+	// proxy's kube-proxy metrics, Go and process) is served over plain
+	// HTTP; HealthzBindAddress (--healthz-bind-address) where the proxy's
+	// /healthz and /livez are. "" turns either off.
+	MetricsBindAddress string
+	HealthzBindAddress string
 	// ContainerdSocket (--containerd-socket) is the containerd to use;
 	// "" is /run/containerd/containerd.sock.
 	ContainerdSocket string
@@ -55,6 +63,9 @@ func AgentDefaults() Agent {
 		ClusterCIDR:   "10.244.0.0/16",
 		PodRoutes:     "host-gw",
 		NodeAPIListen: ":10250",
+		// netagent.DefaultMetricsListen and DefaultHealthzListen (kube-proxy's).
+		MetricsBindAddress: "127.0.0.1:10249",
+		HealthzBindAddress: "0.0.0.0:10256",
 		// netagent.DefaultTerminationDelay (not imported: config stays light).
 		TerminationDelay: 2 * time.Second,
 	}
@@ -98,6 +109,15 @@ func (c Agent) Parse() (ParsedAgent, error) {
 			return p, fmt.Errorf("--node-api-url %q: want https://host:port", c.NodeAPIURL)
 		}
 	}
+	for _, l := range []struct{ flag, addr string }{
+		{"--node-api-listen", c.NodeAPIListen},
+		{"--metrics-bind-address", c.MetricsBindAddress},
+		{"--healthz-bind-address", c.HealthzBindAddress},
+	} {
+		if err := checkListen(l.flag, l.addr); err != nil {
+			return p, err
+		}
+	}
 	if err := checkNodeModes(c.Runtime, c.ProxyMode, c.IPVSScheduler); err != nil {
 		return p, err
 	}
@@ -125,6 +145,27 @@ func checkNodeModes(runtime, proxyMode, ipvsScheduler string) error {
 	case "", "rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh", "sed", "nq", "fo", "ovf", "mh", "twos":
 	default:
 		return fmt.Errorf("--ipvs-scheduler %q: want an IPVS scheduler (rr, wrr, lc, wlc, lblc, lblcr, dh, sh, sed, nq, fo, ovf, mh, twos)", ipvsScheduler)
+	}
+	return nil
+}
+
+// checkListen accepts "" (off) and host:port with an IP (or no) host and
+// a port 0-65535.
+func checkListen(flag, addr string) error {
+	if addr == "" {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s %q: want host:port (or empty to turn it off): %w", flag, addr, err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("%s %q: port %q is not a number 0-65535", flag, addr, port)
+	}
+	if host != "" && host != "localhost" {
+		if _, err := netip.ParseAddr(host); err != nil {
+			return fmt.Errorf("%s %q: host %q is not an IP address", flag, addr, host)
+		}
 	}
 	return nil
 }

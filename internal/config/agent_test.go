@@ -30,6 +30,16 @@ func TestAgentParse(t *testing.T) {
 		{"ipvs scheduler sh", func(a *Agent) { a.ProxyMode, a.IPVSScheduler = "ipvs", "sh" }, false},
 		{"unknown ipvs scheduler", func(a *Agent) { a.IPVSScheduler = "fastest" }, true},
 		{"unknown proxy mode", func(a *Agent) { a.ProxyMode = "userspace" }, true},
+		{"metrics and healthz off", func(a *Agent) { a.MetricsBindAddress, a.HealthzBindAddress = "", "" }, false},
+		{"metrics on all addresses", func(a *Agent) { a.MetricsBindAddress = ":10249" }, false},
+		{"metrics on ipv6 loopback", func(a *Agent) { a.MetricsBindAddress = "[::1]:10249" }, false},
+		{"healthz on localhost, any port", func(a *Agent) { a.HealthzBindAddress = "localhost:0" }, false},
+		{"metrics without a port", func(a *Agent) { a.MetricsBindAddress = "127.0.0.1" }, true},
+		{"metrics port too big", func(a *Agent) { a.MetricsBindAddress = "127.0.0.1:70000" }, true},
+		{"metrics port not a number", func(a *Agent) { a.MetricsBindAddress = "127.0.0.1:http" }, true},
+		{"healthz host not an address", func(a *Agent) { a.HealthzBindAddress = "example.com:10256" }, true},
+		{"healthz without a port", func(a *Agent) { a.HealthzBindAddress = "0.0.0.0:" }, true},
+		{"node api listen without a port", func(a *Agent) { a.NodeAPIListen = "10250" }, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -92,5 +102,13 @@ func TestServerProxyMode(t *testing.T) {
 				t.Fatalf("err = %v, want it to name --proxy-mode", err)
 			}
 		})
+	}
+}
+
+func TestAgentListenDefaults(t *testing.T) {
+	d := AgentDefaults()
+	// kube-proxy's --metrics-bind-address and --healthz-bind-address.
+	if d.MetricsBindAddress != "127.0.0.1:10249" || d.HealthzBindAddress != "0.0.0.0:10256" {
+		t.Fatalf("defaults: metrics %q, healthz %q", d.MetricsBindAddress, d.HealthzBindAddress)
 	}
 }
