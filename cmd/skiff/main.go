@@ -2,7 +2,8 @@
 // (and a node agent), `skiff agent` joins another machine as a node,
 // `skiff netexec` is the test workload, and the kubectl-style verbs (get,
 // apply, expose, scale, rollout, ...) talk to a running server. The hidden
-// `skiff runtime-init` is the process runtime's helper.
+// `skiff runtime-init` is the process runtime's helper; the hidden
+// `skiff containerd-log` is the containerd shim's logging binary.
 package main
 
 import (
@@ -26,6 +27,7 @@ import (
 	"github.com/skiff-dev/skiff/kubectl"
 	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/netagent/netns"
+	"github.com/skiff-dev/skiff/netagent/runtime/containerd"
 	"github.com/skiff-dev/skiff/netagent/runtime/process"
 	"github.com/skiff-dev/skiff/netexec"
 	"github.com/skiff-dev/skiff/server"
@@ -55,6 +57,8 @@ func runners() cli.Runners {
 		RuntimeInit: process.Init,
 		Image:       imagecmd.Runners(),
 		Forward:     runForward,
+		// The containerd shim's logging binary (binary:// scheme).
+		ContainerdLog: containerd.RunLogger,
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/skiff-dev/skiff/internal/cli"
 	"github.com/skiff-dev/skiff/netagent/runtime"
+	"github.com/skiff-dev/skiff/netagent/runtime/containerd"
 	"github.com/skiff-dev/skiff/netagent/runtime/process"
 )
 
@@ -36,6 +37,12 @@ func TestMain(m *testing.M) {
 func TestRuntimeInitName(t *testing.T) {
 	if process.InitCommand != cli.RuntimeInitCommand {
 		t.Fatalf("process.InitCommand %q != cli.RuntimeInitCommand %q", process.InitCommand, cli.RuntimeInitCommand)
+	}
+}
+
+func TestContainerdLogName(t *testing.T) {
+	if containerd.LogCommand != cli.ContainerdLogCommand {
+		t.Fatalf("containerd.LogCommand %q != cli.ContainerdLogCommand %q", containerd.LogCommand, cli.ContainerdLogCommand)
 	}
 }
 

@@ -37,6 +37,11 @@ type Runners struct {
 	// Forward runs the hidden `skiff netns-forward` (package
 	// internal/nsforward).
 	Forward func(ctx context.Context, opts ForwardOptions) error
+	// ContainerdLog is the hidden `skiff containerd-log PATH`, the logging
+	// binary the containerd shim runs for each task
+	// (netagent/runtime/containerd.RunLogger). It gets its arguments
+	// unparsed.
+	ContainerdLog func(ctx context.Context, args []string) error
 }
 
 // NetExecOptions are the flags of `skiff netexec`.
@@ -48,6 +53,10 @@ type NetExecOptions struct {
 // RuntimeInitCommand is the hidden helper's name; it must equal
 // netagent/runtime/process.InitCommand (cmd/skiff's test checks).
 const RuntimeInitCommand = "runtime-init"
+
+// ContainerdLogCommand is the hidden logging binary's command; it must
+// equal netagent/runtime/containerd.LogCommand (cmd/skiff's test checks).
+const ContainerdLogCommand = "containerd-log"
 
 // NewRoot returns the `skiff` command with its subcommands; the CLI verbs
 // read os.Stdin and write errors to os.Stderr.
@@ -74,7 +83,7 @@ and -n/--namespace before or after the verb, as kubectl does:
 	if env.Out != nil {
 		root.SetOut(env.Out)
 	}
-	root.AddCommand(newServerCommand(r.Server), newAgentCommand(r.Agent), newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit), newImageCommand(r.Image), newForwardCommand(r.Forward))
+	root.AddCommand(newServerCommand(r.Server), newAgentCommand(r.Agent), newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit), newImageCommand(r.Image), newForwardCommand(r.Forward), newContainerdLogCommand(r.ContainerdLog))
 	root.AddCommand(kubectl.Commands(env)...)
 	return root
 }
@@ -119,6 +128,21 @@ func newRuntimeInitCommand(run func([]string) error) *cobra.Command {
 				return fmt.Errorf("%s is not available in this build", RuntimeInitCommand)
 			}
 			return run(args)
+		},
+	}
+}
+
+func newContainerdLogCommand(run func(context.Context, []string) error) *cobra.Command {
+	return &cobra.Command{
+		Use:                ContainerdLogCommand + " LOG-FILE",
+		Short:              "Internal: the containerd shim's logging binary; appends a task's stdout and stderr (fds 3 and 4) to LOG-FILE",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if run == nil {
+				return fmt.Errorf("%s is not available in this build", ContainerdLogCommand)
+			}
+			return run(cmd.Context(), args)
 		},
 	}
 }

@@ -72,6 +72,12 @@ type Config struct {
 	// KillTimeout bounds the wait for a task to die after SIGKILL; default
 	// 10 s.
 	KillTimeout time.Duration
+	// LoggerBinary is the shim's logging binary: the skiff binary, run by
+	// the shim as `LoggerBinary containerd-log <log file>` (LogCommand,
+	// RunLogger) with the task's stdout and stderr pipes. Default:
+	// os.Executable(), the agent's own binary. A test binary must name a
+	// built skiff (or handle LogCommand itself).
+	LoggerBinary string
 	// Logger; nil discards.
 	Logger *slog.Logger
 }
@@ -109,6 +115,16 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	}
 	if cfg.PullProgressInterval <= 0 {
 		cfg.PullProgressInterval = time.Second
+	}
+	if cfg.LoggerBinary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("runtime/containerd: the logging binary: %w", err)
+		}
+		cfg.LoggerBinary = exe
+	}
+	if !filepath.IsAbs(cfg.LoggerBinary) {
+		return nil, fmt.Errorf("runtime/containerd: the logging binary %q: want an absolute path (the shim runs it)", cfg.LoggerBinary)
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -261,10 +277,21 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 		os.Remove(logPath)
 		os.Remove(filepath.Dir(logPath))
 	}
-	task, err := ctr.NewTask(ctx, cio.LogFile(logPath))
+	// The shim runs the logging binary (this skiff) with the task's
+	// stdout and stderr pipes; it appends both to logPath with one writer.
+	// (The shim's own file:// logging can lose the last stderr line: its
+	// stdout copier closes the shared file when stdout ends first.)
+	task, err := ctr.NewTask(ctx, cio.BinaryIO(r.cfg.LoggerBinary, map[string]string{LogCommand: logPath}))
 	if err != nil {
 		cleanup()
 		return runtime.ContainerStatus{}, fmt.Errorf("runtime/containerd: start %s/%s: task: %w", sb.Name, c.Name, err)
+	}
+	// The logger opens the file before it reports ready; with the binary
+	// scheme a logger that failed looks ready to the shim, so check.
+	if _, err := os.Stat(logPath); err != nil {
+		_, _ = task.Delete(context.WithoutCancel(ctx), ctrd.WithProcessKill)
+		cleanup()
+		return runtime.ContainerStatus{}, fmt.Errorf("runtime/containerd: start %s/%s: the logging binary %s did not open the log file: %w", sb.Name, c.Name, r.cfg.LoggerBinary, err)
 	}
 	if err := task.Start(ctx); err != nil {
 		_, _ = task.Delete(context.WithoutCancel(ctx), ctrd.WithProcessKill)
