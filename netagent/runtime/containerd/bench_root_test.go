@@ -19,7 +19,7 @@ import (
 // them.
 func BenchmarkStart20(b *testing.B) {
 	e := requireContainerd(b)
-	rt, err := New(context.Background(), Config{Socket: e.daemon.Socket, LogRoot: b.TempDir()})
+	rt, err := New(context.Background(), Config{Socket: e.daemon.Socket, LogRoot: b.TempDir(), LoggerBinary: e.skiff})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func BenchmarkStart20(b *testing.B) {
 // netexec in a pod netns, on an otherwise idle runtime.
 func BenchmarkStartOne(b *testing.B) {
 	e := requireContainerd(b)
-	rt, err := New(context.Background(), Config{Socket: e.daemon.Socket, LogRoot: b.TempDir()})
+	rt, err := New(context.Background(), Config{Socket: e.daemon.Socket, LogRoot: b.TempDir(), LoggerBinary: e.skiff})
 	if err != nil {
 		b.Fatal(err)
 	}

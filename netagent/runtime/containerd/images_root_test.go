@@ -110,7 +110,7 @@ func (h *halfWriter) Write(p []byte) (int, error) {
 // fetched so far.
 func TestPullProgressBytes(t *testing.T) {
 	e := requireContainerd(t)
-	rt, err := New(context.Background(), Config{Socket: e.daemon.Socket, PullProgressInterval: 50 * time.Millisecond})
+	rt, err := New(context.Background(), Config{Socket: e.daemon.Socket, LoggerBinary: e.skiff, PullProgressInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,7 @@ type testEnv struct {
 	dir      string
 	daemon   *Daemon
 	workload string // the static workload binary
+	skiff    string // a static skiff (cmd/skiff): the shim's logging binary
 	err      error  // why the env is unusable (skip reason)
 	fatal    bool   // err is a failure, not a skip
 }
@@ -96,6 +97,15 @@ func requireContainerd(t testing.TB) *testEnv {
 			return
 		}
 		env.workload = out
+		// The shim runs the logging binary (`skiff containerd-log`): this
+		// test binary is not skiff, so build the real one.
+		env.skiff = filepath.Join(dir, "skiff")
+		cmd = exec.Command("go", "build", "-o", env.skiff, "../../../cmd/skiff")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			env.err, env.fatal = fmt.Errorf("building skiff (CGO_ENABLED=0 go build ./cmd/skiff), the logging binary: %v: %s", err, b), true
+			return
+		}
 		d, err := StartDaemon(context.Background(), DaemonConfig{Dir: filepath.Join(dir, "containerd")})
 		if err != nil {
 			env.err, env.fatal = err, true
@@ -157,7 +167,7 @@ func importImage(rt *Runtime, format string, img ociarchive.Image) ([]ImageInfo,
 
 func newTestRuntime(t *testing.T, e *testEnv) *Runtime {
 	t.Helper()
-	rt, err := New(context.Background(), Config{Socket: e.daemon.Socket, LogPollInterval: 20 * time.Millisecond, LogRoot: t.TempDir()})
+	rt, err := New(context.Background(), Config{Socket: e.daemon.Socket, LogPollInterval: 20 * time.Millisecond, LogRoot: t.TempDir(), LoggerBinary: e.skiff})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -244,7 +244,7 @@ func TestAdoptionAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt1, err := New(ctx, Config{Socket: d1.Socket, LogRoot: t.TempDir()})
+	rt1, err := New(ctx, Config{Socket: d1.Socket, LogRoot: t.TempDir(), LoggerBinary: e.skiff})
 	if err != nil {
 		d1.Stop()
 		t.Fatal(err)
@@ -277,7 +277,7 @@ func TestAdoptionAcrossRestart(t *testing.T) {
 	if d2, err = StartDaemon(ctx, DaemonConfig{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
-	rt2, err := New(ctx, Config{Socket: d2.Socket})
+	rt2, err := New(ctx, Config{Socket: d2.Socket, LoggerBinary: e.skiff})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,6 +299,9 @@ func TestAdoptionAcrossRestart(t *testing.T) {
 	if fin := waitState(t, rt2, st.ID, runtime.StateExited); fin.ExitCode != 0 {
 		t.Fatalf("the adopted container exited %d after SIGTERM", fin.ExitCode)
 	}
+	// The shim owns the logging binary: what the container wrote after
+	// both the runtime and containerd restarted still reached its log.
+	waitLogs(t, rt2, st.ID, "netexec: stopped")
 	if err := rt2.Remove(ctx, st.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +314,7 @@ func TestLogsFollowRemoved(t *testing.T) {
 	e := requireContainerd(t)
 	// A poll interval long enough for the stop and the removal to land
 	// between two polls.
-	rt, err := New(context.Background(), Config{Socket: e.daemon.Socket, LogPollInterval: time.Second, LogRoot: t.TempDir()})
+	rt, err := New(context.Background(), Config{Socket: e.daemon.Socket, LogPollInterval: time.Second, LogRoot: t.TempDir(), LoggerBinary: e.skiff})
 	if err != nil {
 		t.Fatal(err)
 	}

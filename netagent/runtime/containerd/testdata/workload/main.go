@@ -68,6 +68,19 @@ func run(name string, args []string) int {
 		fmt.Println(string(out))
 		fmt.Fprintln(os.Stderr, "a line on stderr")
 		return 0
+	case "out-err", "err-out":
+		// One line to each stream, in the order the name says, then exit
+		// at once: the last line must still reach the log.
+		out := func() { fmt.Fprintln(os.Stdout, "a line on stdout", args) }
+		errw := func() { fmt.Fprintln(os.Stderr, "a line on stderr", args) }
+		if name == "out-err" {
+			out()
+			errw()
+		} else {
+			errw()
+			out()
+		}
+		return 0
 	case "exit":
 		code, _ := strconv.Atoi(append(args, "0")[0])
 		fmt.Println("exiting with", code)
