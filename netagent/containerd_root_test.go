@@ -26,8 +26,10 @@ import (
 var resEvents = api.Lookup(resources, "v1", "events")
 
 // requireContainerd skips unless containerd and runc are there, and builds
-// the static test workload (runtime/containerd/testdata/workload).
-func requireContainerd(t *testing.T) (workload string) {
+// the static test workload (runtime/containerd/testdata/workload) and a
+// static skiff, the shim's logging binary (`skiff containerd-log`: this
+// test binary is not skiff).
+func requireContainerd(t *testing.T) (workload, skiff string) {
 	t.Helper()
 	for _, bin := range []string{"containerd", "runc", "containerd-shim-runc-v2"} {
 		if _, err := exec.LookPath(bin); err != nil {
@@ -40,7 +42,13 @@ func requireContainerd(t *testing.T) (workload string) {
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the workload: %v: %s", err, b)
 	}
-	return out
+	skiff = filepath.Join(t.TempDir(), "skiff")
+	cmd = exec.Command("go", "build", "-o", skiff, "../cmd/skiff")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building skiff (CGO_ENABLED=0 go build ./cmd/skiff), the logging binary: %v: %s", err, b)
+	}
+	return out, skiff
 }
 
 func workloadImage(name, bin string) ociarchive.Image {
@@ -75,7 +83,7 @@ func hasEvent(evs []string, prefix string) bool {
 // exec liveness probe works; deletion stops and removes the containers.
 func TestAgentOnContainerd(t *testing.T) {
 	requireNode(t)
-	workload := requireContainerd(t)
+	workload, skiff := requireContainerd(t)
 	ctx := context.Background()
 	s := startServer(t)
 	admin, err := s.Client()
@@ -88,7 +96,7 @@ func TestAgentOnContainerd(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dataDir) })
-	rt, name, err := netagent.SelectRuntime(ctx, "containerd", netagent.RuntimeOptions{DataDir: dataDir, ContainerdSocket: filepath.Join(dataDir, "none.sock"), Logger: testLog(t)})
+	rt, name, err := netagent.SelectRuntime(ctx, "containerd", netagent.RuntimeOptions{DataDir: dataDir, ContainerdSocket: filepath.Join(dataDir, "none.sock"), ContainerdLogger: skiff, Logger: testLog(t)})
 	if err != nil || name != "containerd" {
 		t.Fatalf("SelectRuntime: %q %v", name, err)
 	}
@@ -229,7 +237,7 @@ func TestAgentOnContainerd(t *testing.T) {
 	if got := n.get(t, "http://"+net.JoinHostPort(before["local"].Status.PodIP, "8080")+"/hostname"); got != "local" {
 		t.Fatalf("local while no agent and no containerd run: %q", got)
 	}
-	rt, name, err = netagent.SelectRuntime(ctx, "containerd", netagent.RuntimeOptions{DataDir: dataDir, ContainerdSocket: filepath.Join(dataDir, "none.sock"), Logger: testLog(t)})
+	rt, name, err = netagent.SelectRuntime(ctx, "containerd", netagent.RuntimeOptions{DataDir: dataDir, ContainerdSocket: filepath.Join(dataDir, "none.sock"), ContainerdLogger: skiff, Logger: testLog(t)})
 	if err != nil || name != "containerd" {
 		t.Fatalf("SelectRuntime after the restart: %q %v", name, err)
 	}

@@ -38,6 +38,10 @@ type RuntimeOptions struct {
 	// ContainerdBinary is what a managed daemon runs (default
 	// "containerd" on PATH).
 	ContainerdBinary string
+	// ContainerdLogger is the skiff binary the shim runs as the logging
+	// binary of each container (`skiff containerd-log`, see
+	// runtime/containerd.Config.LoggerBinary); default: os.Executable().
+	ContainerdLogger string
 	Logger           *slog.Logger
 }
 

@@ -80,10 +80,11 @@ func selectContainerd(ctx context.Context, name string, o RuntimeOptions, log *s
 
 func newContainerd(ctx context.Context, sock string, o RuntimeOptions, log *slog.Logger) (*containerd.Runtime, error) {
 	rt, err := containerd.New(ctx, containerd.Config{
-		Socket:    sock,
-		Namespace: o.ContainerdNamespace,
-		LogRoot:   filepath.Join(o.DataDir, "runtime", "containerd", "logs"),
-		Logger:    log.With("component", "runtime"),
+		Socket:       sock,
+		Namespace:    o.ContainerdNamespace,
+		LogRoot:      filepath.Join(o.DataDir, "runtime", "containerd", "logs"),
+		LoggerBinary: o.ContainerdLogger,
+		Logger:       log.With("component", "runtime"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("netagent: %w", err)

@@ -31,9 +31,14 @@ type Server struct {
 	NodeIP           []string // --node-ip
 	Runtime          string   // --runtime (node agent issue)
 	ContainerdSocket string   // --containerd-socket; "" = /run/containerd/containerd.sock
-	ProxyMode        string   // --proxy-mode (service proxy issue)
-	PodRoutes        string   // --pod-routes host-gw|vxlan|none (the built-in agent)
-	IPVSScheduler    string   // --ipvs-scheduler (proxy mode ipvs)
+	// ContainerdLogger is the skiff binary the containerd shim runs as its
+	// logging binary (`skiff containerd-log`); no flag: "" is this binary
+	// (os.Executable()). Tests that run the server in a test binary set a
+	// built skiff.
+	ContainerdLogger string
+	ProxyMode        string // --proxy-mode (service proxy issue)
+	PodRoutes        string // --pod-routes host-gw|vxlan|none (the built-in agent)
+	IPVSScheduler    string // --ipvs-scheduler (proxy mode ipvs)
 	// DNSTTL is the TTL of cluster DNS records and negative answers
 	// (--dns-ttl, whole seconds, 1s..1h).
 	DNSTTL time.Duration

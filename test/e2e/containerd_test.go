@@ -65,8 +65,10 @@ spec:
 `
 
 // requireContainerd skips unless containerd, its runc shim and runc are
-// on PATH, and builds the image's static skiff (testdata/skiff).
-func requireContainerd(t testing.TB) (bin string) {
+// on PATH, and builds the image's static skiff (testdata/skiff) and the
+// real one (cmd/skiff), which the shim runs as the logging binary
+// (`skiff containerd-log`: the test binary the server runs in is not skiff).
+func requireContainerd(t testing.TB) (bin, logger string) {
 	t.Helper()
 	for _, b := range []string{"containerd", "containerd-shim-runc-v2", "runc"} {
 		if _, err := exec.LookPath(b); err != nil {
@@ -79,7 +81,13 @@ func requireContainerd(t testing.TB) (bin string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the image's skiff (CGO_ENABLED=0 go build ./testdata/skiff): %v\n%s", err, out)
 	}
-	return bin
+	logger = filepath.Join(t.TempDir(), "skiff")
+	cmd = exec.Command("go", "build", "-o", logger, "../../cmd/skiff")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building skiff (CGO_ENABLED=0 go build ./cmd/skiff), the logging binary: %v\n%s", err, out)
+	}
+	return bin, logger
 }
 
 // newContainerdCluster is newCluster with --runtime containerd: no
@@ -93,7 +101,7 @@ func requireContainerd(t testing.TB) (bin string) {
 func newContainerdCluster(t testing.TB, mode string) *cluster {
 	t.Helper()
 	requireRoot(t)
-	bin := requireContainerd(t)
+	bin, logger := requireContainerd(t)
 	dataDir, err := os.MkdirTemp("", "ske2e")
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +111,7 @@ func newContainerdCluster(t testing.TB, mode string) *cluster {
 		cfg.DataDir = dataDir
 		cfg.Runtime = netagent.RuntimeContainerd
 		cfg.ContainerdSocket = filepath.Join(dataDir, "none.sock")
+		cfg.ContainerdLogger = logger
 	})
 	ctx := context.Background()
 	dir := netagent.ManagedContainerdDir(dataDir)
