@@ -13,10 +13,25 @@
 // it (command replaces ENTRYPOINT and drops CMD; args replace CMD), env
 // merged over the image's, the working dir, the pod's network namespace
 // by path (oci.WithLinuxNamespace), the pod name as host name, and the
-// pod's resolv.conf and hosts bind-mounted read-only. The task's stdout
-// and stderr go to <LogDir>/<container>/<id>.log through the shim's file
-// logging (cio.LogFile), appended raw as the process runtime writes them,
-// so Logs reads both runtimes alike.
+// pod's resolv.conf and hosts bind-mounted read-only.
+//
+// # Logs
+//
+// The task's stdout and stderr go to <LogDir>/<container>/<id>.log,
+// appended raw as the process runtime writes them, so Logs reads both
+// runtimes alike. They go through containerd's binary logging protocol
+// (cio.BinaryIO, a binary:// URI): the shim starts the logging binary,
+// Config.LoggerBinary (the skiff binary itself, default os.Executable()),
+// as `skiff containerd-log <log file>` (LogCommand, RunLogger) with the
+// task's two pipes as fds 3 and 4; it opens the file (O_APPEND, 0644),
+// reports ready on fd 5, and appends both streams through one file with a
+// mutex per write until both pipes close (the shim closes its ends when
+// the task is deleted, then sends SIGTERM: what is left in the pipes is
+// written first, for at most 5 s). The shim owns the logger, so logs keep
+// flowing while the agent or containerd restarts. The shim's own file://
+// logging (cio.LogFile) is not used: its copyPipes hands the stdout copier
+// the raw shared file, which it closes when stdout ends first, and a
+// stderr line still in the pipe is lost.
 //
 // # State and adoption
 //
@@ -54,6 +69,12 @@
 //     process of the container. Exit codes are the shim's (128+N for
 //     signal N); a task whose shim is gone reports ExitCodeUnknown.
 //   - A failed Start leaves no container, snapshot or log file behind.
+//   - Start returns only once the logging binary has opened the log file
+//     (it checks: with the binary scheme a logger that failed looks ready
+//     to the shim).
+//   - A line a process writes with one write(2) of up to PIPE_BUF (4 KiB)
+//     reaches the log whole, never interleaved with the other stream;
+//     longer writes may interleave at chunk boundaries.
 //   - Remove deletes the task (killing it), the container and its
 //     snapshot, never the log file (it belongs to the pod's log dir).
 //   - Close never stops containers; it stops a daemon only if it was
@@ -65,8 +86,10 @@
 //   - No resource limits, users or security options from the pod spec:
 //     the image's user and the default spec of containerd apply.
 //   - What a process writes just before exiting may reach the log file a
-//     moment after the exit is reported (two pipes copied by the shim);
-//     Logs(follow) waits one poll interval after the exit.
+//     moment after the exit is reported (two pipes copied by the logging
+//     binary); Logs(follow) waits one poll interval after the exit.
+//   - The order of lines written to stdout and stderr close together is
+//     the order the logger reads them, not necessarily the order written.
 //   - Pull progress is per blob dispatched, plus the bytes of blobs in
 //     flight polled from the content store's ingests (every
 //     Config.PullProgressInterval), not a stream of every write.

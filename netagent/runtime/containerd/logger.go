@@ -35,8 +35,10 @@ func RunLogger(ctx context.Context, args []string) error {
 		return fmt.Errorf("%s: want one argument, the log file (got %q)", LogCommand, args)
 	}
 	stdout, stderr, wait := os.NewFile(3, "CONTAINER_STDOUT"), os.NewFile(4, "CONTAINER_STDERR"), os.NewFile(5, "CONTAINER_WAIT")
-	if stdout == nil || stderr == nil || wait == nil {
-		return fmt.Errorf("%s: file descriptors 3, 4 and 5 are not open: not started by a containerd shim", LogCommand)
+	for _, f := range []*os.File{stdout, stderr, wait} {
+		if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+			return fmt.Errorf("%s: file descriptors 3, 4 and 5 are not pipes: not started by a containerd shim", LogCommand)
+		}
 	}
 	ready := func() error {
 		if _, err := wait.Write([]byte{0}); err != nil {
