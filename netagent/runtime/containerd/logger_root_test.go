@@ -3,6 +3,7 @@ package containerd
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -88,6 +89,39 @@ func lastLineRun(rt *Runtime, sb runtime.Sandbox, order string, i int) error {
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("5 s after the exit the log is %q, want both %q", logs, want)
+		}
+	}
+}
+
+// TestStartFailsWithoutLogger: a logging binary that exits at once (here
+// /bin/true) looks ready to the shim, but writes no log: Start fails and
+// leaves no container behind.
+func TestStartFailsWithoutLogger(t *testing.T) {
+	e := requireContainerd(t)
+	if _, err := os.Stat("/bin/true"); err != nil {
+		t.Skip("needs /bin/true as a logging binary that does nothing")
+	}
+	ctx := context.Background()
+	rt, err := New(ctx, Config{Socket: e.daemon.Socket, LogRoot: t.TempDir(), LoggerBinary: "/bin/true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	sb := newSandbox(t, "nologger", "")
+	st, err := rt.Start(ctx, sb, runtime.ContainerSpec{Name: "main", Image: testImage, Args: []string{"out-err", "0"}})
+	if err == nil || !strings.Contains(err.Error(), "did not open the log file") {
+		if err == nil {
+			_ = rt.Remove(ctx, st.ID)
+		}
+		t.Fatalf("Start with a logger that does nothing: %v", err)
+	}
+	list, err := rt.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range list {
+		if c.PodUID == sb.PodUID {
+			t.Fatalf("a failed Start left container %+v", c)
 		}
 	}
 }
