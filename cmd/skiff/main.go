@@ -27,7 +27,7 @@ import (
 	"github.com/skiff-dev/skiff/kubectl"
 	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/netagent/netns"
-	"github.com/skiff-dev/skiff/netagent/runtime/containerd"
+	"github.com/skiff-dev/skiff/netagent/runtime/containerd/logdriver"
 	"github.com/skiff-dev/skiff/netagent/runtime/process"
 	"github.com/skiff-dev/skiff/netexec"
 	"github.com/skiff-dev/skiff/server"
@@ -58,7 +58,7 @@ func runners() cli.Runners {
 		Image:       imagecmd.Runners(),
 		Forward:     runForward,
 		// The containerd shim's logging binary (binary:// scheme).
-		ContainerdLog: containerd.RunLogger,
+		ContainerdLog: logdriver.RunLogger,
 	}
 }
 

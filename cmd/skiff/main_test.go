@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,7 +21,7 @@ import (
 
 	"github.com/skiff-dev/skiff/internal/cli"
 	"github.com/skiff-dev/skiff/netagent/runtime"
-	"github.com/skiff-dev/skiff/netagent/runtime/containerd"
+	"github.com/skiff-dev/skiff/netagent/runtime/containerd/logdriver"
 	"github.com/skiff-dev/skiff/netagent/runtime/process"
 )
 
@@ -41,8 +43,8 @@ func TestRuntimeInitName(t *testing.T) {
 }
 
 func TestContainerdLogName(t *testing.T) {
-	if containerd.LogCommand != cli.ContainerdLogCommand {
-		t.Fatalf("containerd.LogCommand %q != cli.ContainerdLogCommand %q", containerd.LogCommand, cli.ContainerdLogCommand)
+	if logdriver.LogCommand != cli.ContainerdLogCommand {
+		t.Fatalf("logdriver.LogCommand %q != cli.ContainerdLogCommand %q", logdriver.LogCommand, cli.ContainerdLogCommand)
 	}
 }
 
@@ -165,4 +167,22 @@ func dialIn(nsPath, network, addr string) (net.Conn, error) {
 	}()
 	r := <-ch
 	return r.c, r.err
+}
+
+// TestNoContainerdBuildLinksNoClient guards the small-agent build: with
+// -tags skiff_nocontainerd the binary must not link the containerd client
+// (its package initialisers alone cost ~9 MB of RSS; README "Node agent").
+func TestNoContainerdBuildLinksNoClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skips the go list of the tagged build")
+	}
+	out, err := exec.Command("go", "list", "-tags", "skiff_nocontainerd", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, banned := range []string{"github.com/containerd/containerd/v2/client", "google.golang.org/grpc"} {
+		if slices.Contains(strings.Fields(string(out)), banned) {
+			t.Errorf("the skiff_nocontainerd build links %s", banned)
+		}
+	}
 }

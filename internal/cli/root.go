@@ -39,7 +39,7 @@ type Runners struct {
 	Forward func(ctx context.Context, opts ForwardOptions) error
 	// ContainerdLog is the hidden `skiff containerd-log PATH`, the logging
 	// binary the containerd shim runs for each task
-	// (netagent/runtime/containerd.RunLogger). It gets its arguments
+	// (netagent/runtime/containerd/logdriver.RunLogger). It gets its arguments
 	// unparsed.
 	ContainerdLog func(ctx context.Context, args []string) error
 }
@@ -55,7 +55,7 @@ type NetExecOptions struct {
 const RuntimeInitCommand = "runtime-init"
 
 // ContainerdLogCommand is the hidden logging binary's command; it must
-// equal netagent/runtime/containerd.LogCommand (cmd/skiff's test checks).
+// equal netagent/runtime/containerd/logdriver.LogCommand (cmd/skiff's test checks).
 const ContainerdLogCommand = "containerd-log"
 
 // NewRoot returns the `skiff` command with its subcommands; the CLI verbs

@@ -24,6 +24,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/skiff-dev/skiff/netagent/runtime"
+	"github.com/skiff-dev/skiff/netagent/runtime/containerd/logdriver"
 )
 
 // Defaults.
@@ -73,10 +74,10 @@ type Config struct {
 	// 10 s.
 	KillTimeout time.Duration
 	// LoggerBinary is the shim's logging binary: the skiff binary, run by
-	// the shim as `LoggerBinary containerd-log <log file>` (LogCommand,
-	// RunLogger) with the task's stdout and stderr pipes. Default:
+	// the shim as `LoggerBinary containerd-log <log file>` (logdriver.LogCommand,
+	// logdriver.RunLogger) with the task's stdout and stderr pipes. Default:
 	// os.Executable(), the agent's own binary. A test binary must name a
-	// built skiff (or handle LogCommand itself).
+	// built skiff (or handle logdriver.LogCommand itself).
 	LoggerBinary string
 	// Logger; nil discards.
 	Logger *slog.Logger
@@ -281,7 +282,7 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 	// stdout and stderr pipes; it appends both to logPath with one writer.
 	// (The shim's own file:// logging can lose the last stderr line: its
 	// stdout copier closes the shared file when stdout ends first.)
-	task, err := ctr.NewTask(ctx, cio.BinaryIO(r.cfg.LoggerBinary, map[string]string{LogCommand: logPath}))
+	task, err := ctr.NewTask(ctx, cio.BinaryIO(r.cfg.LoggerBinary, map[string]string{logdriver.LogCommand: logPath}))
 	if err != nil {
 		cleanup()
 		return runtime.ContainerStatus{}, fmt.Errorf("runtime/containerd: start %s/%s: task: %w", sb.Name, c.Name, err)

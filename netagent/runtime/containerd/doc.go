@@ -22,7 +22,7 @@
 // runtimes alike. They go through containerd's binary logging protocol
 // (cio.BinaryIO, a binary:// URI): the shim starts the logging binary,
 // Config.LoggerBinary (the skiff binary itself, default os.Executable()),
-// as `skiff containerd-log <log file>` (LogCommand, RunLogger) with the
+// as `skiff containerd-log <log file>` (package logdriver) with the
 // task's two pipes as fds 3 and 4; it opens the file (O_APPEND, 0644),
 // reports ready on fd 5, and appends both streams through one file with a
 // mutex per write until both pipes close (the shim closes its ends when
