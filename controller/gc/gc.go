@@ -130,29 +130,10 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	}
 	c.log.Info("graph synced", "objects", c.graph.size(), "resources", len(refls))
 	for range workers {
-		wg.Go(func() { c.worker(ctx) })
+		wg.Go(func() { workqueue.Run(ctx, c.queue, c.sync, c.log, "uid") })
 	}
 	<-ctx.Done()
 	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for {
-		uid, ok := c.queue.Get()
-		if !ok {
-			return
-		}
-		err := c.sync(ctx, uid)
-		switch {
-		case err == nil:
-			c.queue.Forget(uid)
-		case ctx.Err() != nil:
-		default:
-			c.log.Warn("sync failed, retrying", "uid", uid, "retries", c.queue.NumRequeues(uid), "err", err)
-			c.queue.AddRateLimited(uid)
-		}
-		c.queue.Done(uid)
-	}
 }
 
 // metaObject decodes only apiVersion, kind and metadata of any object.

@@ -117,7 +117,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	}
 	c.rebuild()
 	for range max(workers, 1) {
-		wg.Go(func() { c.worker(ctx) })
+		wg.Go(func() { workqueue.Run(ctx, c.queue, c.sync, c.log, "node") })
 	}
 	<-ctx.Done()
 	return nil
@@ -176,25 +176,6 @@ func (c *Controller) releaseLocked(name string) {
 	if c.owner[p] == name {
 		delete(c.owner, p)
 		c.alloc.Release(p)
-	}
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for {
-		name, ok := c.queue.Get()
-		if !ok {
-			return
-		}
-		err := c.sync(ctx, name)
-		switch {
-		case ctx.Err() != nil:
-		case err == nil:
-			c.queue.Forget(name)
-		default:
-			c.log.Warn("sync failed, retrying", "node", name, "retries", c.queue.NumRequeues(name), "err", err)
-			c.queue.AddRateLimited(name)
-		}
-		c.queue.Done(name)
 	}
 }
 

@@ -109,7 +109,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	c.rebuild()
 	done := make(chan struct{})
-	go func() { defer close(done); c.worker(ctx) }()
+	go func() { defer close(done); workqueue.Run(ctx, c.queue, c.sync, c.log, "service") }()
 	<-ctx.Done()
 	c.queue.ShutDown()
 	<-done
@@ -183,25 +183,6 @@ func (c *Controller) allocateLocked(want string) (netip.Addr, error) {
 		}
 	}
 	return netip.Addr{}, ErrPoolFull
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for {
-		k, ok := c.queue.Get()
-		if !ok {
-			return
-		}
-		err := c.sync(ctx, k)
-		switch {
-		case ctx.Err() != nil:
-		case err == nil:
-			c.queue.Forget(k)
-		default:
-			c.log.Warn("sync failed, retrying", "service", k, "retries", c.queue.NumRequeues(k), "err", err)
-			c.queue.AddRateLimited(k)
-		}
-		c.queue.Done(k)
-	}
 }
 
 // sync gives one LoadBalancer Service its address, or takes back the
