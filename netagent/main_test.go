@@ -1,63 +1,15 @@
 package netagent_test
 
 import (
-	"context"
-	"errors"
-	"flag"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/skiff-dev/skiff/netagent/runtime/process"
-	"github.com/skiff-dev/skiff/netexec"
+	"github.com/skiff-dev/skiff/internal/podtest"
 )
 
 // TestMain lets the test binary be the programs the root tests run as pod
 // containers through the process runtime: its init helper
 // (/proc/self/exe runtime-init ...), netexec, and ignore-term.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case process.InitCommand:
-			err := process.Init(os.Args[2:])
-			fmt.Fprintln(os.Stderr, "Error:", err)
-			os.Exit(1)
-		case "netexec":
-			os.Exit(runNetexec(os.Args[2:], true))
-		case "ignore-term":
-			// netexec ignoring SIGTERM: only SIGKILL ends it.
-			signal.Ignore(syscall.SIGTERM)
-			os.Exit(runNetexec(os.Args[2:], false))
-		}
-	}
-	os.Exit(m.Run())
-}
-
-func runNetexec(args []string, onTerm bool) int {
-	fs := flag.NewFlagSet("netexec", flag.ContinueOnError)
-	httpPort := fs.Int("http-port", 8080, "")
-	udpPort := fs.Int("udp-port", 8081, "")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	sigs := []os.Signal{syscall.SIGINT}
-	if onTerm {
-		sigs = append(sigs, syscall.SIGTERM)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
-	defer stop()
-	err := netexec.Run(ctx, netexec.Config{HTTPPort: *httpPort, UDPPort: *udpPort, PodName: netexec.PodName(),
-		ShutdownTimeout: time.Second})
-	var exit *netexec.ExitError
-	if errors.As(err, &exit) {
-		return exit.ExitCode()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "netexec:", err)
-		return 1
-	}
-	return 0
+	podtest.Main(m, podtest.Options{ShutdownTimeout: time.Second, LogToStdout: false})
 }

@@ -1,18 +1,10 @@
 package e2e
 
 import (
-	"context"
-	"errors"
-	"flag"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/skiff-dev/skiff/netagent/runtime/process"
-	"github.com/skiff-dev/skiff/netexec"
+	"github.com/skiff-dev/skiff/internal/podtest"
 )
 
 // TestMain lets the test binary be the programs pods run through the
@@ -20,37 +12,5 @@ import (
 // since the examples' command is `skiff netexec ...` and the runtime runs
 // the command `skiff` as its own helper binary, netexec.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 {
-		switch os.Args[1] {
-		case process.InitCommand:
-			err := process.Init(os.Args[2:])
-			fmt.Fprintln(os.Stderr, "Error:", err)
-			os.Exit(1)
-		case "netexec":
-			os.Exit(runNetexec(os.Args[2:]))
-		}
-	}
-	os.Exit(m.Run())
-}
-
-func runNetexec(args []string) int {
-	fs := flag.NewFlagSet("netexec", flag.ContinueOnError)
-	httpPort := fs.Int("http-port", 8080, "")
-	udpPort := fs.Int("udp-port", 8081, "")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	err := netexec.Run(ctx, netexec.Config{HTTPPort: *httpPort, UDPPort: *udpPort, PodName: netexec.PodName(),
-		ShutdownTimeout: 5 * time.Second})
-	var exit *netexec.ExitError
-	if errors.As(err, &exit) {
-		return exit.ExitCode()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "netexec:", err)
-		return 1
-	}
-	return 0
+	podtest.Main(m, podtest.Options{ShutdownTimeout: 5 * time.Second, LogToStdout: false})
 }
