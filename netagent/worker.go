@@ -836,16 +836,21 @@ func (w *podWorker) terminate(ctx context.Context, pod *api.Pod, gone bool) {
 				}
 			}
 		}
+	}
+	// The containers are removed before the final DELETE (as the kubelet
+	// reclaims a pod's resources first): once the pod has left the API,
+	// nothing of it is left on the node.
+	for _, c := range w.ctrs {
+		if c.id != "" {
+			w.m.removeContainer(c.id)
+		}
+	}
+	if !gone {
 		w.report(pod)
 		if err := w.m.status.flush(ctx, w.uid); err != nil {
 			w.log.Warn("final pod status not written", "err", err)
 		}
 		w.deletePod(ctx, pod)
-	}
-	for _, c := range w.ctrs {
-		if c.id != "" {
-			w.m.removeContainer(c.id)
-		}
 	}
 	w.m.status.forget(w.uid)
 	_ = os.RemoveAll(w.m.podDir(w.uid))
