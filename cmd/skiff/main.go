@@ -81,8 +81,28 @@ func runNetExec(ctx context.Context, o cli.NetExecOptions) error {
 	})
 }
 
-// agentMemoryLimit is the agent's soft Go memory limit.
-const agentMemoryLimit = 20 << 20
+// agentMemoryLimit is the agent's soft Go memory limit, and
+// agentGCPercent its GC target: the heap may grow 25 % over what is live
+// between collections instead of Go's default 100 %. The agent's live heap
+// is a few MB, so a collection costs little CPU; with 100 pods this keeps
+// ~4 MB less resident (README, "Node agent").
+const (
+	agentMemoryLimit = 20 << 20
+	agentGCPercent   = 25
+)
+
+// tuneAgentGC keeps a node agent small: a soft limit of the Go heap and a
+// low GC target make the GC work harder instead of letting the heap double.
+// GOMEMLIMIT and GOGC, when set, win. Pods are other processes and are not
+// counted.
+func tuneAgentGC(getenv func(string) string) {
+	if getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(agentMemoryLimit)
+	}
+	if getenv("GOGC") == "" {
+		debug.SetGCPercent(agentGCPercent)
+	}
+}
 
 // runAgent is `skiff agent`: the runtime, then the agent until ctx ends.
 func runAgent(ctx context.Context, c config.Agent) error {
@@ -91,12 +111,7 @@ func runAgent(ctx context.Context, c config.Agent) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	// A node agent should be small: a soft limit of the Go heap makes the
-	// GC work harder instead of letting the heap double (GOMEMLIMIT, when
-	// set, wins). Pods are other processes and are not counted.
-	if os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(agentMemoryLimit)
-	}
+	tuneAgentGC(os.Getenv)
 	token := c.Token
 	if token == "" {
 		b, err := os.ReadFile(c.TokenFile)
