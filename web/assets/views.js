@@ -177,7 +177,7 @@ const serviceDetail = {
         return `<tr><td class="mono">${esc((e.addresses || []).join(', '))}</td><td>${badge(cd.ready !== false, t('ready'), t('notReady'))} ${cd.serving !== undefined ? badge(cd.serving, t('ep.serving'), t('ep.serving') + ' ✗') : ''} ${cd.terminating ? `<span class="badge warn">${esc(t('ep.terminating'))}</span>` : ''}</td><td>${esc(e.nodeName || '')}</td><td>${esc(e.targetRef?.name || '')}</td></tr>`;
       });
       return `<h3 class="mono">${esc(s.metadata.name)} <small>(${esc(s.addressType)}; ${esc(ports)})</small></h3>` +
-        table(s.metadata.name, [t('ep.addresses'), t('ep.conditions'), t('node'), 'Pod'], rows);
+        table(s.metadata.name, [t('ep.addresses'), t('ep.conditions'), t('node'), t('pod.title')], rows);
     }).join('') : `<p class="hint">${esc(t('none'))}</p>`;
     // Pods by node.
     const backends = Object.keys(sel).length ? list('pods', ns).filter((p) => matches(sel, p.metadata.labels)) : [];
