@@ -273,7 +273,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.deps.Proxy != nil {
 		// The proxy registers its informers before Start.
 		p := ProxyParams{NodeName: a.cfg.NodeName, NodeIPs: a.cfg.NodeIPs, Mode: a.cfg.ProxyMode, IPVSScheduler: a.cfg.IPVSScheduler, PodCIDR: podCIDR, ClusterCIDR: a.cfg.ClusterCIDR,
-			ServiceCIDR: svcCIDR, Client: a.api, Informers: inf, NetNS: a.deps.NodeNetNS, Logger: a.log.With("component", "proxy"),
+			EgressMasquerade: !a.cfg.NoEgressMasquerade,
+			ServiceCIDR:      svcCIDR, Client: a.api, Informers: inf, NetNS: a.deps.NodeNetNS, Logger: a.log.With("component", "proxy"),
 			OnBackend: a.setTracer, Registerer: a.metrics.reg, OnHealthz: a.metrics.setHealthz}
 		started := make(chan struct{})
 		wg.Go(func() {

@@ -49,6 +49,12 @@ type Config struct {
 	// ClusterCIDR is the whole pod range (the server's --cluster-cidr); the
 	// proxy masquerades traffic from outside it. Zero: the node's podCIDR.
 	ClusterCIDR netip.Prefix
+	// NoEgressMasquerade turns off the masquerade of pod traffic that
+	// leaves the cluster (package egress: a pod's source address becomes
+	// the node's for any destination outside ClusterCIDR). On by default,
+	// as the bridge CNI plugin's ipMasq and k3s' flannel are; off, leftover
+	// rules are removed.
+	NoEgressMasquerade bool
 	// PodRoutes is how this node's pods reach other nodes' pods: host-gw
 	// (the default: a route to every other node's podCIDR via its
 	// InternalIP, in the node's namespace; the nodes must share an L2
@@ -259,6 +265,9 @@ type ProxyParams struct {
 	PodCIDR       netip.Prefix
 	ClusterCIDR   netip.Prefix // zero: PodCIDR
 	ServiceCIDR   netip.Prefix
+	// EgressMasquerade: program package egress's rules in the proxy's
+	// packet filter (removed when false).
+	EgressMasquerade bool
 	// Client is the node's API client; Informers are the agent's shared
 	// informers (Services and EndpointSlices are registered and running).
 	Client    *client.Client

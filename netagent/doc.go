@@ -37,6 +37,9 @@
 //     node's podCIDR: via its InternalIP (host-gw, the default) or through
 //     the skiff.vxlan tunnel (vxlan); see netagent/podroutes. A test
 //     binary's agent without a node namespace keeps none.
+//   - Egress (Config.NoEgressMasquerade, proxyrun.go): RunProxy programs
+//     package egress's masquerade of pod traffic leaving the cluster in
+//     the proxy mode's packet filter, at start and every minute.
 //   - Heartbeats: the Lease kube-node-lease/<name> is renewed every 10s
 //     (duration 40s, owned by the Node); the Ready condition is posted on
 //     every change and every minute. A restarting agent leaves an existing

@@ -9,12 +9,15 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	vnetns "github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 
 	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/netagent/egress"
 	"github.com/skiff-dev/skiff/netagent/proxy"
 	"github.com/skiff-dev/skiff/netagent/proxy/iptables"
 	"github.com/skiff-dev/skiff/netagent/proxy/ipvs"
@@ -70,6 +73,7 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 	}
 
 	var backend proxy.Backend
+	var eg egressRules // in the same packet filter as the proxy's rules
 	switch mode {
 	case "iptables":
 		ex := iptables.OSExec{}
@@ -81,6 +85,7 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 			return fmt.Errorf("netagent: proxy: %w", err)
 		}
 		backend = b
+		eg = egress.IPTables{Exec: ex, Mode: b.Mode()}
 	case "nftables":
 		opts := nftables.NetlinkOptions{}
 		if ns.IsOpen() {
@@ -96,6 +101,7 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 			return fmt.Errorf("netagent: proxy: %w", err)
 		}
 		backend = b
+		eg = egress.NFTables{Kernel: k}
 	case "ipvs":
 		nsPath := ""
 		if ns.IsOpen() {
@@ -106,10 +112,16 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 			return fmt.Errorf("--proxy-mode ipvs: %w", err)
 		}
 		defer k.Close()
+		ex := iptables.OSExec{NetNS: nsPath}
+		ipt, err := iptables.Detect(ctx, ex)
+		if err != nil {
+			return fmt.Errorf("netagent: proxy: %w", err)
+		}
+		eg = egress.IPTables{Exec: ex, Mode: ipt}
 		b, err := ipvs.New(ctx, ipvs.Config{
 			IPVS:      k.IPVS,
 			Addrs:     k.Addrs,
-			Exec:      iptables.OSExec{NetNS: nsPath},
+			Exec:      ex,
 			Scheduler: p.IPVSScheduler,
 			Sysctl: func(key, value string) error {
 				return p.NetNS.do(func() error {
@@ -123,6 +135,10 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 		}
 		backend = b
 	}
+
+	var egressDone sync.WaitGroup
+	egressDone.Go(func() { keepEgress(ctx, eg, p, log) })
+	defer egressDone.Wait() // before the backends' handles close
 
 	if p.OnBackend != nil {
 		p.OnBackend(mode, backend)
@@ -170,6 +186,45 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 	}
 	log.Info("service proxy running", "mode", mode, "node", p.NodeName)
 	return px.Run(ctx)
+}
+
+// egressRules is what RunProxy needs of package egress's backends.
+type egressRules interface {
+	Ensure(ctx context.Context, c egress.Config) error
+	Remove(ctx context.Context) error
+}
+
+// egressResync is how often the egress rules are written again, so that
+// a flushed nat table (a firewall reload) heals by itself, as the proxy's
+// own rules do at their full sync.
+const egressResync = time.Minute
+
+// keepEgress programs the masquerade of pod traffic leaving the cluster
+// (or, with p.EgressMasquerade off, removes leftover rules once) and
+// rewrites it every egressResync until ctx ends. A failure is logged: the
+// Service flow does not depend on it.
+func keepEgress(ctx context.Context, eg egressRules, p ProxyParams, log *slog.Logger) {
+	if !p.EgressMasquerade {
+		if err := eg.Remove(ctx); err != nil {
+			log.Warn("removing the egress masquerade failed", "err", err)
+		}
+		return
+	}
+	c := egress.Config{PodCIDR: p.PodCIDR, ClusterCIDR: p.ClusterCIDR}
+	t := time.NewTicker(egressResync)
+	defer t.Stop()
+	for first := true; ; first = false {
+		if err := eg.Ensure(ctx, c); err != nil && ctx.Err() == nil {
+			log.Error("egress masquerade not programmed: pods cannot reach addresses outside the cluster", "err", err)
+		} else if first && err == nil {
+			log.Info("egress masquerade programmed", "podCIDR", c.PodCIDR, "clusterCIDR", clusterCIDR(p))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // clusterCIDR is the masquerade range: the cluster's pod range when known,

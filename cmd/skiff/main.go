@@ -142,7 +142,7 @@ func runAgent(ctx context.Context, c config.Agent) error {
 	return netagent.Run(ctx, netagent.Config{
 		Server: c.Server, CAPEM: ca, Token: token, NodeName: c.NodeName, NodeIPs: p.NodeIPs,
 		DataDir: c.DataDir, Runtime: rtName, ProxyMode: c.ProxyMode, IPVSScheduler: c.IPVSScheduler, ClusterCIDR: p.ClusterCIDR, ClusterDomain: c.ClusterDomain,
-		PodRoutes: c.PodRoutes, DNSUpstreams: c.DNSUpstream, NodeAPIListen: c.NodeAPIListen, NodeAPIURL: c.NodeAPIURL, Logger: log,
+		PodRoutes: c.PodRoutes, NoEgressMasquerade: !c.EgressMasquerade, DNSUpstreams: c.DNSUpstream, NodeAPIListen: c.NodeAPIListen, NodeAPIURL: c.NodeAPIURL, Logger: log,
 		MetricsListen: c.MetricsBindAddress, HealthzListen: c.HealthzBindAddress,
 		// 0 asks netagent for its default; --pod-termination-delay 0 means none.
 		TerminationDelay: cmp.Or(c.TerminationDelay, -1),

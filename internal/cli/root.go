@@ -180,6 +180,7 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
 	f.StringVar(&cfg.IPVSScheduler, "ipvs-scheduler", cfg.IPVSScheduler, "IPVS scheduler with --proxy-mode ipvs: rr, wrr, lc, wlc, sh, dh, sed, nq, mh, ...")
 	f.StringVar(&cfg.PodRoutes, "pod-routes", cfg.PodRoutes, podRoutesUsage)
+	f.BoolVar(&cfg.EgressMasquerade, "egress-masquerade", cfg.EgressMasquerade, egressMasqueradeUsage)
 	f.DurationVar(&cfg.PodTerminationDelay, "pod-termination-delay", cfg.PodTerminationDelay, "how long a Ready pod being deleted keeps running before SIGTERM, so that proxies drop it first (0: none)")
 	f.StringVar(&cfg.LBCIDR, "lb-cidr", cfg.LBCIDR, "pool LoadBalancer Services get their address from; empty: they stay pending")
 	f.StringSliceVar(&cfg.DisabledControllers, "disable-controller", nil, "built-in controller not to run (repeatable): gc, namespace, ...")
@@ -231,6 +232,7 @@ adopts them.`,
 	f.StringVar(&cfg.ClusterDomain, "cluster-domain", cfg.ClusterDomain, "DNS domain of the cluster")
 	f.StringVar(&cfg.ClusterCIDR, "cluster-cidr", cfg.ClusterCIDR, "the cluster's pod range (the server's --cluster-cidr): the proxy masquerades traffic from outside it")
 	f.StringVar(&cfg.PodRoutes, "pod-routes", cfg.PodRoutes, podRoutesUsage)
+	f.BoolVar(&cfg.EgressMasquerade, "egress-masquerade", cfg.EgressMasquerade, egressMasqueradeUsage)
 	f.StringSliceVar(&cfg.DNSUpstream, "dns-upstream", nil, "upstream resolvers of the node DNS for non-cluster names (default: /etc/resolv.conf)")
 	f.DurationVar(&cfg.TerminationDelay, "pod-termination-delay", cfg.TerminationDelay, "how long a Ready pod being deleted keeps running before SIGTERM, so that proxies drop it first (0: none)")
 	f.StringVar(&cfg.NetNS, "netns", cfg.NetNS, "network namespace (path) for the pod network, node DNS and probes; default: the agent's own")
@@ -240,5 +242,7 @@ adopts them.`,
 	f.StringVar(&cfg.NodeAPIURL, "node-api-url", cfg.NodeAPIURL, "URL of the node API published on the Node (default: https://<first --node-ip>:<port>)")
 	return cmd
 }
+
+const egressMasqueradeUsage = "masquerade pod traffic to destinations outside the cluster's pod range behind the node's address, so that replies find their way back (false removes the rules)"
 
 const podRoutesUsage = "how pods reach other nodes' pods: host-gw (a route to each other node's podCIDR via its InternalIP; the nodes share an L2 segment), vxlan (the same through a VXLAN tunnel, UDP 8472; pods get MTU 1450) or none"

@@ -27,6 +27,9 @@ type Agent struct {
 	// PodRoutes (--pod-routes) is host-gw (routes to the other nodes'
 	// podCIDRs via their InternalIPs), vxlan or none.
 	PodRoutes string
+	// EgressMasquerade (--egress-masquerade): pod traffic to destinations
+	// outside ClusterCIDR leaves with the node's address.
+	EgressMasquerade bool
 	// NetNS (--netns) is a network namespace path the agent builds its pod
 	// network, node DNS and probes in; "" is the agent's own namespace.
 	// The API connection stays in the agent's namespace. It lets several
@@ -55,14 +58,15 @@ type Agent struct {
 // AgentDefaults returns the documented defaults.
 func AgentDefaults() Agent {
 	return Agent{
-		DataDir:       "/var/lib/skiff-agent",
-		Runtime:       "auto",
-		ProxyMode:     "iptables",
-		IPVSScheduler: "rr",
-		ClusterDomain: "cluster.local",
-		ClusterCIDR:   "10.244.0.0/16",
-		PodRoutes:     "host-gw",
-		NodeAPIListen: ":10250",
+		DataDir:          "/var/lib/skiff-agent",
+		Runtime:          "auto",
+		ProxyMode:        "iptables",
+		IPVSScheduler:    "rr",
+		ClusterDomain:    "cluster.local",
+		ClusterCIDR:      "10.244.0.0/16",
+		PodRoutes:        "host-gw",
+		EgressMasquerade: true,
+		NodeAPIListen:    ":10250",
 		// netagent.DefaultMetricsListen and DefaultHealthzListen (kube-proxy's).
 		MetricsBindAddress: "127.0.0.1:10249",
 		HealthzBindAddress: "0.0.0.0:10256",

@@ -38,6 +38,9 @@ type Server struct {
 	ContainerdLogger string
 	ProxyMode        string // --proxy-mode (service proxy issue)
 	PodRoutes        string // --pod-routes host-gw|vxlan|none (the built-in agent)
+	// EgressMasquerade (--egress-masquerade): the built-in agent
+	// masquerades pod traffic leaving the cluster.
+	EgressMasquerade bool
 	IPVSScheduler    string // --ipvs-scheduler (proxy mode ipvs)
 	// DNSTTL is the TTL of cluster DNS records and negative answers
 	// (--dns-ttl, whole seconds, 1s..1h).
@@ -87,6 +90,7 @@ func ServerDefaults() Server {
 		Runtime:                "auto",
 		ProxyMode:              "iptables",
 		PodRoutes:              "host-gw",
+		EgressMasquerade:       true,
 		IPVSScheduler:          "rr",
 		HistorySize:            50000,
 		MaxEndpointsPerSlice:   100,

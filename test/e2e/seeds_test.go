@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -228,6 +229,30 @@ func runSeeds(t *testing.T, mode string) {
 			seen[body] = true
 			return len(seen) == len(backends), fmt.Errorf("seen %v", seen)
 		})
+	})
+
+	c.run(t, "a pod reaches a machine outside the cluster through the node's address", func(t *testing.T) {
+		// ext has no route to the pods: only the egress masquerade (package
+		// egress) lets its answer come back, to the node's address.
+		var ln net.Listener
+		if err := c.ext.Do(func() (err error) { ln, err = net.Listen("tcp", net.JoinHostPort(extIP, "9090")); return err }); err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			host, _, _ := net.SplitHostPort(r.RemoteAddr)
+			fmt.Fprint(w, host)
+		})}
+		go srv.Serve(ln)
+		defer srv.Close()
+		answers, errs, err := c.dial(extIP, 9090, 3)
+		if err != nil || len(errs) > 0 || len(answers) != 3 {
+			t.Fatalf("client -> %s:9090: answers %q, errors %v %v", extIP, answers, err, errs)
+		}
+		for _, a := range answers {
+			if a != nodeIP {
+				t.Fatalf("the outside machine saw %q, want the node's %s (answers %v)", a, nodeIP, answers)
+			}
+		}
 	})
 
 	c.run(t, "a pod failing readiness drops out and comes back", func(t *testing.T) {

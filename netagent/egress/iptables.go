@@ -1,0 +1,108 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/skiff-dev/skiff/netagent/proxy/iptables"
+)
+
+// Chain is the nat chain of the iptables rules.
+const Chain = "SKIFF-EGRESS"
+
+// jumpSpec is the POSTROUTING rule that sends traffic to Chain.
+var jumpSpec = []string{"-m", "comment", "--comment", "skiff-egress", "-j", Chain}
+
+// IPTables programs the rules with the iptables tools of Mode (iptables-nft
+// or iptables-legacy, as iptables.Detect picks), run through Exec.
+type IPTables struct {
+	Exec iptables.Exec
+	Mode iptables.Mode
+}
+
+// rules is the chain's content as iptables-restore input.
+func (c Config) iptablesRules() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*nat\n:%s - [0:0]\n", Chain)
+	fmt.Fprintf(&b, "-A %s ! -s %s -j RETURN\n", Chain, c.PodCIDR)
+	fmt.Fprintf(&b, "-A %s -d %s -m comment --comment \"pod to pod keeps its source\" -j RETURN\n", Chain, c.ClusterCIDR)
+	fmt.Fprintf(&b, "-A %s -d %s -j RETURN\n", Chain, c.multicast())
+	fmt.Fprintf(&b, "-A %s -m comment --comment \"pods leaving the cluster\" -j MASQUERADE --random-fully\n", Chain)
+	b.WriteString("COMMIT\n")
+	return b.String()
+}
+
+// Ensure writes the chain (replacing what it held) and adds the
+// POSTROUTING jump when it is missing.
+func (b IPTables) Ensure(ctx context.Context, c Config) error {
+	c, err := c.normalize()
+	if err != nil {
+		return err
+	}
+	if !c.PodCIDR.Addr().Is4() {
+		return fmt.Errorf("egress: podCIDR %s: only IPv4 pod ranges are masqueraded", c.PodCIDR)
+	}
+	if _, err := b.Exec.Run(ctx, []byte(c.iptablesRules()), b.Mode.Tool("iptables-restore"), "-w", "--noflush"); err != nil {
+		return fmt.Errorf("egress: %w", err)
+	}
+	has, err := b.hasJump(ctx)
+	if err != nil {
+		return err
+	}
+	if !has {
+		if _, err := b.iptables(ctx, append([]string{"-A", "POSTROUTING"}, jumpSpec...)...); err != nil {
+			return fmt.Errorf("egress: %w", err)
+		}
+	}
+	return nil
+}
+
+// Remove deletes the jump and the chain; what is not there is fine.
+func (b IPTables) Remove(ctx context.Context) error {
+	for {
+		has, err := b.hasJump(ctx)
+		if err != nil {
+			return err
+		}
+		if !has {
+			break
+		}
+		if _, err := b.iptables(ctx, append([]string{"-D", "POSTROUTING"}, jumpSpec...)...); err != nil {
+			return fmt.Errorf("egress: %w", err)
+		}
+	}
+	if _, err := b.iptables(ctx, "-S", Chain); err != nil {
+		if isNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("egress: %w", err)
+	}
+	in := fmt.Sprintf("*nat\n:%s - [0:0]\n-X %s\nCOMMIT\n", Chain, Chain)
+	if _, err := b.Exec.Run(ctx, []byte(in), b.Mode.Tool("iptables-restore"), "-w", "--noflush"); err != nil {
+		return fmt.Errorf("egress: %w", err)
+	}
+	return nil
+}
+
+func (b IPTables) hasJump(ctx context.Context) (bool, error) {
+	_, err := b.iptables(ctx, append([]string{"-C", "POSTROUTING"}, jumpSpec...)...)
+	switch {
+	case err == nil:
+		return true, nil
+	case isNotFound(err):
+		return false, nil
+	}
+	return false, fmt.Errorf("egress: %w", err)
+}
+
+func (b IPTables) iptables(ctx context.Context, args ...string) ([]byte, error) {
+	return b.Exec.Run(ctx, nil, b.Mode.Tool("iptables"), append([]string{"-w", "-t", "nat"}, args...)...)
+}
+
+// isNotFound: iptables exits 1 for a missing rule or chain.
+func isNotFound(err error) bool {
+	var ee *iptables.ExitError
+	return errors.As(err, &ee) && ee.Code == 1
+}
