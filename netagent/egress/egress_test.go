@@ -38,6 +38,9 @@ func TestIPTablesEnsureAndRemove(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if n := len(f.Restores()); n != 1 {
+				t.Errorf("%d iptables-restore runs for two Ensures of the same rules, want 1", n)
+			}
 			if got := natChain(f, "POSTROUTING"); len(got) != 1 || !strings.Contains(got[0], "-j "+Chain) {
 				t.Fatalf("POSTROUTING = %q, want one jump to %s", got, Chain)
 			}

@@ -155,8 +155,14 @@ func TestKernelIPTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := IPTables{Exec: ex, Mode: mode}
+	rec := &restoreCounter{Exec: ex}
+	b := IPTables{Exec: rec, Mode: mode}
 	check(t, w, func(c Config) error { return b.Ensure(ctx, c) }, func() error { return b.Remove(ctx) })
+	// check ensured twice: the second found the rules as iptables -S
+	// prints them and wrote nothing (Remove writes once more).
+	if rec.restores != 2 {
+		t.Errorf("%d iptables-restore runs for Ensure, Ensure, Remove; want 2", rec.restores)
+	}
 	out, err := w.node.Run(mode.Tool("iptables-save"), "-t", "nat")
 	if err != nil {
 		t.Fatal(err, out)
@@ -164,6 +170,19 @@ func TestKernelIPTables(t *testing.T) {
 	if strings.Contains(out, Chain) {
 		t.Fatalf("nat table after Remove:\n%s", out)
 	}
+}
+
+// restoreCounter counts the iptables-restore runs.
+type restoreCounter struct {
+	iptables.Exec
+	restores int
+}
+
+func (r *restoreCounter) Run(ctx context.Context, stdin []byte, name string, args ...string) ([]byte, error) {
+	if strings.Contains(name, "restore") {
+		r.restores++
+	}
+	return r.Exec.Run(ctx, stdin, name, args...)
 }
 
 func TestKernelNFTables(t *testing.T) {

@@ -279,6 +279,11 @@ func (f *Fake) command(name string, args []string) ([]byte, error) {
 		if err != nil {
 			return fail(2, "%v", err)
 		}
+		if r.Target != "" && !isBuiltinTarget(r.Target) && t.Chains[r.Target] == nil {
+			// As the real tools: a jump to a missing chain is a usage
+			// error (2), for -C and -D too, not "no such rule" (1).
+			return fail(2, "iptables v1.8.9 (%s): Chain '%s' does not exist", f.mode, r.Target)
+		}
 		next := t.clone()
 		if err := applyRule(next, op, r, 0); err != nil {
 			if op == "-C" || op == "-D" {

@@ -2,6 +2,7 @@ package iptablestest
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -131,4 +132,40 @@ func exitCode(err error) int {
 		return ee.Code
 	}
 	return -1
+}
+
+// TestFakeCommandExitCodes: as the real tools (iptables v1.8.9), a -C of
+// a rule that is not there exits 1, of a jump to a missing chain 2.
+func TestFakeCommandExitCodes(t *testing.T) {
+	ctx := context.Background()
+	f := New(iptables.ModeNFT)
+	if err := restore(f, "*nat\n:KUBE-A - [0:0]\nCOMMIT\n"); err != nil {
+		t.Fatal(err)
+	}
+	code := func(args ...string) int {
+		_, err := f.Run(ctx, nil, "iptables-nft", append([]string{"-w", "-t", "nat"}, args...)...)
+		if err == nil {
+			return 0
+		}
+		var ee *iptables.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("%v: %v is not an *ExitError", args, err)
+		}
+		return ee.Code
+	}
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"-C", "POSTROUTING", "-j", "KUBE-A"}, 1},
+		{[]string{"-C", "POSTROUTING", "-j", "KUBE-NOPE"}, 2},
+		{[]string{"-D", "POSTROUTING", "-j", "KUBE-NOPE"}, 2},
+		{[]string{"-S", "KUBE-NOPE"}, 1},
+		{[]string{"-A", "POSTROUTING", "-j", "KUBE-A"}, 0},
+		{[]string{"-C", "POSTROUTING", "-j", "KUBE-A"}, 0},
+	} {
+		if got := code(tc.args...); got != tc.want {
+			t.Errorf("iptables %v: exit %d, want %d", tc.args, got, tc.want)
+		}
+	}
 }
