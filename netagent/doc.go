@@ -101,9 +101,10 @@
 //     its endpoint before it stops accepting; then every container gets
 //     SIGTERM and the rest of deletionGracePeriodSeconds (counted from
 //     when the agent sees the deletion), then SIGKILL; only then is the
-//     network torn
-//     down; the final status is written; and the pod is deleted with
-//     gracePeriodSeconds=0 and a UID precondition.
+//     network torn down, then the containers and the pod's directory are
+//     removed; the final status is written; and the pod is deleted with
+//     gracePeriodSeconds=0 and a UID precondition (once it has left the
+//     API, nothing of it is left on the node).
 //   - A pod removed from the API without the agent (a force deletion) is
 //     stopped the same way with at least 2s of grace, without API writes.
 //   - Stopping the agent stops no pod.

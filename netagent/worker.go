@@ -837,14 +837,15 @@ func (w *podWorker) terminate(ctx context.Context, pod *api.Pod, gone bool) {
 			}
 		}
 	}
-	// The containers are removed before the final DELETE (as the kubelet
-	// reclaims a pod's resources first): once the pod has left the API,
-	// nothing of it is left on the node.
+	// The containers and the pod's directory are removed before the final
+	// DELETE (as the kubelet reclaims a pod's resources first): once the
+	// pod has left the API, nothing of it is left on the node.
 	for _, c := range w.ctrs {
 		if c.id != "" {
 			w.m.removeContainer(c.id)
 		}
 	}
+	_ = os.RemoveAll(w.m.podDir(w.uid))
 	if !gone {
 		w.report(pod)
 		if err := w.m.status.flush(ctx, w.uid); err != nil {
@@ -853,7 +854,6 @@ func (w *podWorker) terminate(ctx context.Context, pod *api.Pod, gone bool) {
 		w.deletePod(ctx, pod)
 	}
 	w.m.status.forget(w.uid)
-	_ = os.RemoveAll(w.m.podDir(w.uid))
 	w.log.Info("pod terminated")
 }
 
