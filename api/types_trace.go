@@ -32,9 +32,22 @@ type Trace struct {
 	// Conntrack are the live conntrack entries for Service.IP:Port on the
 	// pod's node.
 	Conntrack []TraceConntrack `json:"conntrack,omitempty"`
+	// Egress is how a packet to a destination outside the cluster (no
+	// Service, no pod, not the service CIDR) leaves the pod's node; absent
+	// for a destination inside the cluster.
+	Egress *TraceEgress `json:"egress,omitempty"`
 	// Warnings explain a broken step in words (no endpoints ready, a name
 	// that does not resolve, a rule missing on the node, ...).
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// TraceEgress is the step out of the cluster.
+type TraceEgress struct {
+	// Masquerade: the node rewrites the packet's source to its own address
+	// (--egress-masquerade), so that the answer finds its way back.
+	Masquerade bool `json:"masquerade"`
+	// Rules are the node's egress rules as read from the kernel.
+	Rules []string `json:"rules,omitempty"`
 }
 
 // TracePod names the client pod.

@@ -36,7 +36,9 @@ would go, step by step, as the node really has it:
      (iptables chains with their probabilities, nftables map elements, IPVS);
   4. Endpoints: ready/serving/terminating, node, pod, and the chance each
      gets a new connection;
-  5. Conntrack: the live connections to the address and who answers them.
+  5. Leaving the cluster (an address outside it): the node's egress
+     masquerade, with its rules read back from the kernel;
+  6. Conntrack: the live connections to the address and who answers them.
 
 URL is http://name[:port][/path], https://…, tcp://name:port, udp://name:port
 or name[:port] (http).`,
@@ -181,6 +183,19 @@ func PrintTrace(w io.Writer, tr *api.Trace) error {
 				orDash(e.NodeName), orDash(e.Pod), e.Probability*100)
 		}
 		tw.Flush()
+		step++
+	}
+
+	if e := tr.Egress; e != nil {
+		p("\n%d. Leaving the cluster\n", step)
+		if e.Masquerade {
+			p("   masqueraded: the node rewrites the source to its own address, so the answer finds its way back\n")
+		} else {
+			p("   not masqueraded (--egress-masquerade=false): the source stays the pod's address\n")
+		}
+		for _, r := range e.Rules {
+			p("     %s\n", r)
+		}
 		step++
 	}
 

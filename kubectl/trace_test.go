@@ -68,6 +68,18 @@ func TestPrintTrace(t *testing.T) {
 		}
 		last = i
 	}
+	// An address outside the cluster: the egress step.
+	b.Reset()
+	out2 := &b
+	if err := PrintTrace(out2, &api.Trace{Pod: tr.Pod, URL: "http://198.51.100.7", Host: "198.51.100.7", Port: 80, Protocol: "TCP",
+		Egress: &api.TraceEgress{Masquerade: true, Rules: []string{"-A SKIFF-EGRESS -j MASQUERADE"}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"1. Leaving the cluster", "masqueraded: the node rewrites the source to its own address", "-A SKIFF-EGRESS -j MASQUERADE"} {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("egress trace output lacks %q:\n%s", w, b.String())
+		}
+	}
 	if got := TracePath("default", "client", "http://backend:80/x?y=1"); got != "/skiff/v1/namespaces/default/pods/client/trace?url=http%3A%2F%2Fbackend%3A80%2Fx%3Fy%3D1" {
 		t.Errorf("TracePath = %s", got)
 	}

@@ -275,7 +275,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		p := ProxyParams{NodeName: a.cfg.NodeName, NodeIPs: a.cfg.NodeIPs, Mode: a.cfg.ProxyMode, IPVSScheduler: a.cfg.IPVSScheduler, PodCIDR: podCIDR, ClusterCIDR: a.cfg.ClusterCIDR,
 			EgressMasquerade: !a.cfg.NoEgressMasquerade,
 			ServiceCIDR:      svcCIDR, Client: a.api, Informers: inf, NetNS: a.deps.NodeNetNS, Logger: a.log.With("component", "proxy"),
-			OnBackend: a.setTracer, Registerer: a.metrics.reg, OnHealthz: a.metrics.setHealthz}
+			OnBackend: a.setTracer, OnEgress: a.setEgressReader, Registerer: a.metrics.reg, OnHealthz: a.metrics.setHealthz}
 		started := make(chan struct{})
 		wg.Go(func() {
 			close(started)

@@ -281,6 +281,10 @@ type ProxyParams struct {
 	// (sync_proxy_rules_duration_seconds,
 	// network_programming_duration_seconds, ...); nil registers none.
 	Registerer prometheus.Registerer
+	// OnEgress, when set, is given a reader of the egress rules the proxy
+	// keeps (package egress; `skiff trace` shows them), and nil once the
+	// proxy stopped.
+	OnEgress func(rules func(ctx context.Context) ([]string, error))
 	// OnHealthz, when set, is given the running proxy's /healthz handler,
 	// and nil once it stopped (the agent serves it on HealthzListen).
 	OnHealthz func(http.Handler)

@@ -139,6 +139,10 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 	var egressDone sync.WaitGroup
 	egressDone.Go(func() { keepEgress(ctx, eg, p, log) })
 	defer egressDone.Wait() // before the backends' handles close
+	if p.OnEgress != nil {
+		p.OnEgress(eg.Rules)
+		defer p.OnEgress(nil)
+	}
 
 	if p.OnBackend != nil {
 		p.OnBackend(mode, backend)
@@ -192,6 +196,7 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 type egressRules interface {
 	Ensure(ctx context.Context, c egress.Config) error
 	Remove(ctx context.Context) error
+	Rules(ctx context.Context) ([]string, error)
 }
 
 // egressResync is how often the egress rules are written again, so that

@@ -27,6 +27,8 @@ func (f *fakeEgress) Ensure(_ context.Context, c egress.Config) error {
 	return f.fail
 }
 
+func (f *fakeEgress) Rules(context.Context) ([]string, error) { return nil, nil }
+
 func (f *fakeEgress) Remove(context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -1,6 +1,7 @@
 package netagent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,6 +27,8 @@ import (
 type proxyTracer struct {
 	mode   string
 	tracer proxy.RuleTracer // nil when the backend cannot list its rules
+	// egress reads the egress masquerade rules back (nil: no proxy runs).
+	egress func(ctx context.Context) ([]string, error)
 }
 
 // setTracer is ProxyParams.OnBackend: the backend a proxy built (nil when
@@ -33,7 +36,14 @@ type proxyTracer struct {
 func (a *Agent) setTracer(mode string, backend any) {
 	t, _ := backend.(proxy.RuleTracer)
 	a.mu.Lock()
-	a.tracer = proxyTracer{mode: mode, tracer: t}
+	a.tracer.mode, a.tracer.tracer = mode, t
+	a.mu.Unlock()
+}
+
+// setEgressReader is ProxyParams.OnEgress.
+func (a *Agent) setEgressReader(rules func(ctx context.Context) ([]string, error)) {
+	a.mu.Lock()
+	a.tracer.egress = rules
 	a.mu.Unlock()
 }
 
@@ -61,7 +71,7 @@ const dnsQueryTimeout = 2 * time.Second
 // an error; errors are for a pod that is not here or a bad URL.
 func (a *Agent) Trace(ctx context.Context, namespace, name, rawURL string) (*api.Trace, error) {
 	a.mu.Lock()
-	pm, inf, pt, gw := a.pm, a.inf, a.tracer, a.gateway
+	pm, inf, pt, gw, podCIDR, svcCIDR := a.pm, a.inf, a.tracer, a.gateway, a.podCIDR, a.serviceCIDR
 	a.mu.Unlock()
 	if pm == nil || inf == nil {
 		return nil, nodeAPIErrorf(http.StatusServiceUnavailable, "node %s is not ready yet", a.cfg.NodeName)
@@ -163,6 +173,19 @@ func (a *Agent) Trace(ctx context.Context, namespace, name, rawURL string) (*api
 		}
 	}
 
+	// 4b. Out of the cluster: no Service, no pod, not a Service address.
+	if tr.Service == nil && !cmp.Or(a.cfg.ClusterCIDR, podCIDR).Contains(dst) && !svcCIDR.Contains(dst) {
+		var w string
+		tr.Egress, w = a.traceEgress(ctx, pt, dst)
+		if w != "" {
+			warn(w)
+		}
+		if !tr.Egress.Masquerade {
+			warn(fmt.Sprintf("the packet to %s leaves the node with the pod's address %s as its source (--egress-masquerade=false): the answer comes back only if the network routes the pod range to this node",
+				dst, pod.Status.PodIP))
+		}
+	}
+
 	// 5. Conntrack.
 	ct, err := a.traceConntrack(dstAP, tg.Protocol)
 	if err != nil {
@@ -174,6 +197,30 @@ func (a *Agent) Trace(ctx context.Context, namespace, name, rawURL string) (*api
 	}
 	tr.Conntrack = ct
 	return tr, nil
+}
+
+// traceEgress is the step out of the cluster: the masquerade, with its
+// rules read back from the node's kernel, and a warning when they are not
+// there.
+func (a *Agent) traceEgress(ctx context.Context, pt proxyTracer, dst netip.Addr) (*api.TraceEgress, string) {
+	e := &api.TraceEgress{Masquerade: !a.cfg.NoEgressMasquerade}
+	switch {
+	case !e.Masquerade:
+		return e, ""
+	case pt.egress == nil:
+		return e, "no service proxy runs on this node, and with it no egress masquerade: the packet keeps the pod's address"
+	}
+	if err := a.deps.NodeNetNS.do(func() error {
+		var err error
+		e.Rules, err = pt.egress(ctx)
+		return err
+	}); err != nil {
+		return e, fmt.Sprintf("reading the egress rules failed: %v", err)
+	}
+	if len(e.Rules) == 0 {
+		return e, fmt.Sprintf("no egress rule in the node's kernel (yet): a packet to %s keeps the pod's address and its answer may not come back", dst)
+	}
+	return e, ""
 }
 
 func portLabel(p api.ServicePort) string {

@@ -202,6 +202,23 @@ func TestTraceE2E(t *testing.T) {
 				t.Errorf("wrong port: service %+v warnings %q", tr3.Service, tr3.Warnings)
 			}
 
+			// An address outside the cluster: no Service, the egress
+			// masquerade with its rules read back from the kernel (no
+			// packet is sent: the trace reads, it does not dial).
+			eventually(t, 20*time.Second, "the trace of an address outside the cluster", func() (bool, error) {
+				tr, err := getTrace(ctx, admin, "client", "http://198.51.100.7:8080")
+				if err != nil {
+					return false, err
+				}
+				e := tr.Egress
+				ok := tr.Service == nil && e != nil && e.Masquerade &&
+					strings.Contains(strings.ToLower(strings.Join(e.Rules, "\n")), "masquerade") && len(tr.Warnings) == 1 // "no Service's address"
+				return ok, fmt.Errorf("egress %+v warnings %q", e, tr.Warnings)
+			})
+			if out := runTraceCLI(t, s, "client", "http://198.51.100.7:8080"); !strings.Contains(out, "Leaving the cluster") || !strings.Contains(out, "masqueraded: the node rewrites the source") {
+				t.Errorf("skiff trace to an outside address:\n%s", out)
+			}
+
 			// A Service whose selector matches no pod: the broken step is
 			// named, and the rule that rejects the connection is shown.
 			empty := &api.Service{ObjectMeta: api.ObjectMeta{Name: "empty", Namespace: "default"},

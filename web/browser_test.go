@@ -594,6 +594,14 @@ func TestBrowserPacketPath(t *testing.T) {
 			t.Errorf("the broken trace lacks %q: %s", want, html)
 		}
 	}
+
+	// An address outside the cluster: the egress step and its rules.
+	html = eval[string](t, b, `import('/ui/assets/trace.js').then(m => m.drawTrace({kind: 'Trace', url: 'http://198.51.100.7', host: '198.51.100.7', port: 80, protocol: 'TCP', pod: {namespace: 'default', name: 'client', ip: '10.244.0.9', nodeName: 'node-a'}, egress: {masquerade: true, rules: ['-A SKIFF-EGRESS -j MASQUERADE']}}))`)
+	for _, want := range []string{"Leaving the cluster", "masqueraded: the source becomes the node&#39;s address", "Egress rules as the kernel lists them", "-A SKIFF-EGRESS -j MASQUERADE"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the egress trace lacks %q: %s", want, html)
+		}
+	}
 }
 
 // contrastJS lists the visible text of the page whose contrast with its

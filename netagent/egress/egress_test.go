@@ -65,8 +65,15 @@ func TestIPTablesEnsureAndRemove(t *testing.T) {
 				t.Fatalf("after a podCIDR change:\n%s", got)
 			}
 
+			rs, err := b.Rules(ctx)
+			if err != nil || len(rs) != 5 || !strings.Contains(rs[0], "POSTROUTING") || !strings.Contains(rs[4], "MASQUERADE") {
+				t.Fatalf("Rules() = %q, %v: want the jump and the chain's four rules", rs, err)
+			}
 			if err := b.Remove(ctx); err != nil {
 				t.Fatal(err)
+			}
+			if rs, err := b.Rules(ctx); err != nil || len(rs) != 0 {
+				t.Fatalf("Rules() after Remove = %q, %v", rs, err)
 			}
 			if s := f.Save("nat"); strings.Contains(s, Chain) {
 				t.Fatalf("after Remove:\n%s", s)
@@ -165,8 +172,15 @@ func TestNFTablesEnsureAndRemove(t *testing.T) {
 		t.Fatalf("ip6 postrouting = %q", got)
 	}
 
+	rs, err := b.Rules(ctx)
+	if err != nil || len(rs) != 8 || !strings.HasPrefix(rs[0], "ip skiff-egress postrouting: ") || !strings.Contains(rs[7], "masquerade") {
+		t.Fatalf("Rules() = %q, %v: want both tables' four rules", rs, err)
+	}
 	if err := b.Remove(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if rs, err := b.Rules(ctx); err != nil || len(rs) != 0 {
+		t.Fatalf("Rules() after Remove = %q, %v", rs, err)
 	}
 	if k.HasTable(nftables.IPv4, Table) || k.HasTable(nftables.IPv6, Table) {
 		t.Fatal("a table is left after Remove")

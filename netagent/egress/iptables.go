@@ -145,3 +145,21 @@ func isNotFound(err error) bool {
 	var ee *iptables.ExitError
 	return errors.As(err, &ee) && ee.Code == 1
 }
+
+// Rules reads the rules back (for `skiff trace`): the POSTROUTING jump and
+// the chain's rules as `iptables -S` prints them; none when they are not
+// there.
+func (b IPTables) Rules(ctx context.Context) ([]string, error) {
+	rules, exists, err := b.chainRules(ctx)
+	if err != nil || !exists {
+		return nil, err
+	}
+	has, err := b.hasJump(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !has {
+		return nil, nil // a chain nothing jumps to does nothing
+	}
+	return append([]string{"-A POSTROUTING " + strings.Join(jumpSpec, " ")}, rules...), nil
+}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,7 +119,7 @@ func (w *world) peer(t *testing.T, ns *proxytest.NetNS, ip netip.Addr) (netip.Ad
 // machine cannot answer the pod; with them it sees the node's address
 // while the other node's pod still sees the pod's; after Remove the
 // outside is unreachable again.
-func check(t *testing.T, w *world, ensure func(Config) error, remove func() error) {
+func check(t *testing.T, w *world, ensure func(Config) error, remove func() error, rules func() ([]string, error)) {
 	podIP := w.pod.IP
 	if a, err := w.peer(t, w.outside, outsideIP.Addr()); err == nil {
 		t.Fatalf("the outside machine answered the pod (saw %s) before any masquerade: the test proves nothing", a)
@@ -139,8 +140,23 @@ func check(t *testing.T, w *world, ensure func(Config) error, remove func() erro
 	if a, err := w.peer(t, w.remote, remotePodIP.Addr()); err != nil || a != podIP {
 		t.Fatalf("pod -> another node's pod: saw %s (%v), want the pod's own %s", a, err, podIP)
 	}
+	// Read back from the kernel (skiff trace shows them).
+	rs, err := rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(rs, "\n")
+	for _, want := range []string{proxytest.PodCIDR.String(), proxytest.ClusterCIDR.String(), "224.0.0.0/4", "MASQUERADE|masquerade"} {
+		alts := strings.Split(want, "|")
+		if !slices.ContainsFunc(alts, func(a string) bool { return strings.Contains(text, a) }) {
+			t.Errorf("rules read back lack %q:\n%s", want, text)
+		}
+	}
 	if err := remove(); err != nil {
 		t.Fatal(err)
+	}
+	if rs, err := rules(); err != nil || len(rs) != 0 {
+		t.Errorf("rules read back after Remove: %q (%v)", rs, err)
 	}
 	if a, err := w.peer(t, w.outside, outsideIP.Addr()); err == nil {
 		t.Fatalf("the outside machine still answered the pod (saw %s) after Remove", a)
@@ -157,7 +173,7 @@ func TestKernelIPTables(t *testing.T) {
 	}
 	rec := &restoreCounter{Exec: ex}
 	b := IPTables{Exec: rec, Mode: mode}
-	check(t, w, func(c Config) error { return b.Ensure(ctx, c) }, func() error { return b.Remove(ctx) })
+	check(t, w, func(c Config) error { return b.Ensure(ctx, c) }, func() error { return b.Remove(ctx) }, func() ([]string, error) { return b.Rules(ctx) })
 	// check ensured twice: the second found the rules as iptables -S
 	// prints them and wrote nothing (Remove writes once more).
 	if rec.restores != 2 {
@@ -199,7 +215,7 @@ func TestKernelNFTables(t *testing.T) {
 	}
 	defer k.Close()
 	b := NFTables{Kernel: k}
-	check(t, w, func(c Config) error { return b.Ensure(ctx, c) }, func() error { return b.Remove(ctx) })
+	check(t, w, func(c Config) error { return b.Ensure(ctx, c) }, func() error { return b.Remove(ctx) }, func() ([]string, error) { return b.Rules(ctx) })
 	if out, err := w.node.Run("nft", "list", "tables"); err != nil || strings.Contains(out, Table) {
 		t.Fatalf("tables after Remove (%v):\n%s", err, out)
 	}

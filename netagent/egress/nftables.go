@@ -24,6 +24,12 @@ type NFTables struct {
 	Kernel nftables.Kernel
 }
 
+// chainReader is the part of nftables.Netlink (and its Fake) that reads a
+// chain's rules back.
+type chainReader interface {
+	ChainRules(ctx context.Context, f nftables.Family, table, chain string) ([]string, error)
+}
+
 func family(c Config) nftables.Family {
 	if c.PodCIDR.Addr().Is4() {
 		return nftables.IPv4
@@ -71,4 +77,28 @@ func (b NFTables) Remove(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// Rules reads the rules back (for `skiff trace`), prefixed with their
+// table and chain; none when they are not there. A Kernel that cannot read
+// rules is an error.
+func (b NFTables) Rules(ctx context.Context) ([]string, error) {
+	r, ok := b.Kernel.(chainReader)
+	if !ok {
+		return nil, fmt.Errorf("egress: %T cannot read rules back", b.Kernel)
+	}
+	var out []string
+	for _, f := range []nftables.Family{nftables.IPv4, nftables.IPv6} {
+		rules, err := r.ChainRules(ctx, f, Table, postrouting.Name)
+		if errors.Is(err, nftables.ErrNoTable) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("egress: %w", err)
+		}
+		for _, rule := range rules {
+			out = append(out, fmt.Sprintf("%s %s %s: %s", f, Table, postrouting.Name, rule))
+		}
+	}
+	return out, nil
 }

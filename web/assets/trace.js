@@ -131,10 +131,12 @@ export function drawTrace(tr) {
     `${esc(t('trace.step.rules', { mode: tr.rules?.mode || '—' }))}: ${rules.length}${pick.choices.length ? ' — ' + esc(t(tr.rules?.mode === 'iptables' ? 'trace.choices' : 'trace.choicesShare', { list: pick.choices.map((r) => pct(r.probability) + (r.endpoint ? ' → ' + r.endpoint : '')).join(', ') })) : ''}`,
     `${t('trace.step.pods')}: ${eps.map((e) => `<span class="mono">${esc(e.pod || e.ip)}</span> ${esc(e.ip)}:${esc(e.port)} @ ${esc(e.nodeName || '?')} — ${esc(t('trace.prob', { p: pct(e.probability) }))}`).join('; ') || esc(t('none'))}`,
   ];
+  if (tr.egress) steps.push(`${t('trace.step.egress')}: ${esc(t(tr.egress.masquerade ? 'trace.egressMasq' : 'trace.egressNoMasq'))}`);
   let out = `<div class="path" data-trace="${esc(tr.url)}">`;
   if (tr.warnings?.length) out += `<p><strong>${esc(t('trace.warnings'))}</strong></p><ul class="error">${tr.warnings.map((w) => `<li>${esc(w)}</li>`).join('')}</ul>`;
   out += `<div class="scroll">${s}</div><ol>${steps.map((x) => `<li>${x}</li>`).join('')}</ol>`;
   if (rules.length) out += `<details><summary>${esc(t('trace.rulesText'))}</summary><pre>${rules.map((r) => esc((r.table ? r.table + ' ' : '') + (r.chain ? r.chain + ': ' : '') + r.text + (r.probability ? `   [p=${r.probability}]` : ''))).join('\n')}</pre></details>`;
+  if (tr.egress?.rules?.length) out += `<details><summary>${esc(t('trace.egressRules'))}</summary><pre>${tr.egress.rules.map(esc).join('\n')}</pre></details>`;
   if (tr.conntrack?.length) out += `<details><summary>${esc(t('trace.conntrack'))}</summary><pre>${tr.conntrack.map((c) => esc(`${c.protocol} ${c.src} → ${c.dst} ⇐ ${c.replySrc} ${c.state || ''} ${c.timeout ? c.timeout + 's' : ''}`)).join('\n')}</pre></details>`;
   return out + '</div>';
 }

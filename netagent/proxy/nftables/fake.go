@@ -494,3 +494,13 @@ func (f *Fake) Dump(family Family, table string) string {
 	b.WriteString("}\n")
 	return b.String()
 }
+
+// ChainRules is Netlink.ChainRules on the fake: the chain's rules
+// rendered, or ErrNoTable.
+func (f *Fake) ChainRules(_ context.Context, family Family, table, chain string) ([]string, error) {
+	rules := f.Chain(family, table, chain)
+	if rules == nil {
+		return nil, ErrNoTable
+	}
+	return rules, nil
+}

@@ -396,3 +396,32 @@ func verdictText(v *expr.Verdict) string {
 	}
 	return fmt.Sprintf("verdict %d", v.Kind)
 }
+
+// ChainRules reads the rules of one chain back from the kernel, rendered
+// close to nft's syntax (as the trace shows them): for `skiff trace` of
+// tables other than the proxy's (netagent/egress). A missing table or
+// chain is ErrNoTable.
+func (n *Netlink) ChainRules(ctx context.Context, f Family, table, chain string) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	c, err := n.getConn()
+	if err != nil {
+		return nil, err
+	}
+	t := &gnft.Table{Name: table, Family: gFamily(f)}
+	rules, err := c.GetRules(t, &gnft.Chain{Name: chain, Table: t})
+	if errors.Is(err, syscall.ENOENT) {
+		return nil, ErrNoTable
+	}
+	if err != nil {
+		return nil, fmt.Errorf("nftables: rules of %s %s %s: %w", f, table, chain, err)
+	}
+	out := []string{}
+	for _, r := range rules {
+		out = append(out, describe(f, r.Exprs).text)
+	}
+	return out, nil
+}
