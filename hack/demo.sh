@@ -243,6 +243,22 @@ if [ -n "$LB_IP" ]; then
   done
 fi
 
+# A machine outside the cluster has no route to the pods: only the node's
+# egress masquerade (netagent/egress) lets its answer come back.
+say "Egress: the client pod calls $EXT ($EXT_IP, no route to the pods); it sees the node's address"
+ip netns exec "$EXT" "$SKIFF" netexec --http-port=8090 --udp-port=8091 >/dev/null 2>&1 &
+EXT_PID=$!
+for _ in $(seq 50); do
+  ip netns exec "$EXT" curl -fsS --max-time 1 "http://$EXT_IP:8090/hostname" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+printf '\033[2m$ (in pod client) curl -s http://%s:8090/clientip\033[0m\n' "$EXT_IP"
+inns curl -fsS "http://$CLIENT_IP:8080/dial?host=$EXT_IP&port=8090&request=clientip&tries=1" |
+  tr -d '{}[]"' | sed 's/^responses://; s/,errors:.*//' || echo "(no answer)"
+echo "(the node is $NODE_IP; the pod is $CLIENT_IP)"
+kill "$EXT_PID" 2>/dev/null || true
+wait "$EXT_PID" 2>/dev/null || true
+
 say "Scale to 5 and the new spread"
 k scale deployment/backend --replicas=5
 k rollout status deployment/backend --timeout=60s
