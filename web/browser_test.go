@@ -670,3 +670,27 @@ func checkContrast(t testing.TB, ctx context.Context, page string) {
 		t.Errorf("%s: text below WCAG AA contrast: %q", page, bad)
 	}
 }
+
+// TestBrowserLoginRateLimit: after a burst of wrong tokens from one
+// address the login form says to wait (429), and a good token is refused
+// too until then.
+func TestBrowserLoginRateLimit(t *testing.T) {
+	chromiumPath(t)
+	ts := startServer(t, testConfig(t))
+	ctx := newBrowser(t, spkiPin(t, ts.Bundle().ServerTLS))
+	step(t, ctx, "open", chromedp.Navigate(ts.URL()+"/"), chromedp.WaitVisible(chromedp.ID("token")))
+	// Ten wrong tokens, as the form posts them.
+	codes := eval[[]int](t, ctx, `(async () => { const out = []; for (let i = 0; i < 10; i++) { const r = await fetch('/ui/login', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify({token: 'guess-' + i})}); out.push(r.status); } return out; })()`)
+	for i, c := range codes {
+		if c != http.StatusUnauthorized {
+			t.Fatalf("wrong token %d: %d (all: %v)", i, c, codes)
+		}
+	}
+	step(t, ctx, "submit the good token",
+		chromedp.SendKeys(chromedp.ID("token"), ts.Bundle().AdminToken),
+		chromedp.Click(chromedp.CSS("#login-form button[type=submit]")))
+	waitJS(t, ctx, "the wait message", `document.getElementById('login-error').textContent.includes('wait a few seconds')`)
+	if !eval[bool](t, ctx, `document.getElementById('nav').hidden`) {
+		t.Fatal("logged in while the address has to wait")
+	}
+}

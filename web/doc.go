@@ -23,7 +23,9 @@
 // with the __Host- prefix. The server keeps no session state, so a session
 // survives a server restart when the key does. Every request re-checks
 // the token with Config.Authenticate, so rotating a token ends its
-// sessions.
+// sessions. Wrong tokens are limited per client address (loginlimit.go):
+// after a burst of 10, one every 6 s, and while an address waits every
+// login from it, good or not, gets 429 with Retry-After.
 //
 // # Invariants
 //

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,6 +65,7 @@ type Dashboard struct {
 	now    func() time.Time
 	assets *assets
 	mux    *http.ServeMux
+	logins *loginLimiter // failed logins per client address (loginlimit.go)
 }
 
 // New checks cfg and builds the dashboard.
@@ -98,6 +100,7 @@ func New(cfg Config) (*Dashboard, error) {
 	if d.now == nil {
 		d.now = time.Now
 	}
+	d.logins = newLoginLimiter(d.now)
 	d.assets, err = loadAssets()
 	if err != nil {
 		return nil, err
@@ -205,6 +208,13 @@ func (d *Dashboard) serveLogin(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusUnsupportedMediaType, "login takes application/json")
 		return
 	}
+	ip := clientIP(r.RemoteAddr)
+	if wait := d.logins.wait(ip); wait > 0 {
+		secs := int((wait + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		writeJSONError(w, http.StatusTooManyRequests, fmt.Sprintf("too many wrong tokens from %s: try again in %d s", ip, secs))
+		return
+	}
 	var body struct {
 		Token string `json:"token"`
 	}
@@ -215,6 +225,7 @@ func (d *Dashboard) serveLogin(w http.ResponseWriter, r *http.Request) {
 	tok := strings.TrimSpace(body.Token)
 	id, ok := d.cfg.Authenticate(r.Context(), tok)
 	if tok == "" || !ok {
+		d.logins.failed(ip)
 		d.log.Info("dashboard login refused", "remote", r.RemoteAddr)
 		writeJSONError(w, http.StatusUnauthorized, "invalid token")
 		return

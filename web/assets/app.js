@@ -161,7 +161,7 @@ async function init() {
     const r = await request('POST', '/ui/login', { token: $('token').value });
     $('token').value = '';
     if (r.ok) { start(r.data); $('main').focus(); return; }
-    $('login-error').textContent = r.status === 401 ? t('login.bad') : t('login.err', { msg: r.data?.message || r.status });
+    $('login-error').textContent = r.status === 401 ? t('login.bad') : r.status === 429 ? t('login.slow') : t('login.err', { msg: r.data?.message || r.status });
     $('token').focus();
   });
   $('logout').addEventListener('click', async () => {
