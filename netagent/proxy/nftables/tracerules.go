@@ -55,16 +55,29 @@ func (p *Proxier) TraceRules(ctx context.Context, dst netip.AddrPort, protocol s
 	return out, err
 }
 
-func (n *Netlink) traceRules(ctx context.Context, f Family, table string, dst netip.AddrPort, proto Proto) ([]api.TraceRule, error) {
+// withConn runs fn on the lasting connection, under the lock.
+func (n *Netlink) withConn(ctx context.Context, fn func(c *gnft.Conn) error) error {
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return err
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	c, err := n.getConn()
 	if err != nil {
-		return nil, err
+		return err
 	}
+	return fn(c)
+}
+
+func (n *Netlink) traceRules(ctx context.Context, f Family, table string, dst netip.AddrPort, proto Proto) (out []api.TraceRule, err error) {
+	err = n.withConn(ctx, func(c *gnft.Conn) error {
+		out, err = n.traceRulesOn(c, f, table, dst, proto)
+		return err
+	})
+	return out, err
+}
+
+func (n *Netlink) traceRulesOn(c *gnft.Conn, f Family, table string, dst netip.AddrPort, proto Proto) ([]api.TraceRule, error) {
 	t := &gnft.Table{Name: table, Family: gFamily(f)}
 	tname := f.String() + " " + table
 	w := &nlWalker{c: c, t: t, f: f, tname: tname, seen: map[string]bool{}, sets: map[string][]gnft.SetElement{}}
@@ -402,17 +415,13 @@ func verdictText(v *expr.Verdict) string {
 // tables other than the proxy's (netagent/egress). A missing table or
 // chain is ErrNoTable.
 func (n *Netlink) ChainRules(ctx context.Context, f Family, table, chain string) ([]string, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	c, err := n.getConn()
-	if err != nil {
-		return nil, err
-	}
-	t := &gnft.Table{Name: table, Family: gFamily(f)}
-	rules, err := c.GetRules(t, &gnft.Chain{Name: chain, Table: t})
+	var rules []*gnft.Rule
+	err := n.withConn(ctx, func(c *gnft.Conn) error {
+		t := &gnft.Table{Name: table, Family: gFamily(f)}
+		var err error
+		rules, err = c.GetRules(t, &gnft.Chain{Name: chain, Table: t})
+		return err
+	})
 	if errors.Is(err, syscall.ENOENT) {
 		return nil, ErrNoTable
 	}
