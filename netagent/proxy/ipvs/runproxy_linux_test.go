@@ -12,6 +12,8 @@ import (
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/netagent"
+	"github.com/skiff-dev/skiff/netagent/egress"
+	"github.com/skiff-dev/skiff/netagent/proxy/iptables"
 	"github.com/skiff-dev/skiff/netagent/proxy/ipvs"
 	"github.com/skiff-dev/skiff/netagent/proxy/proxytest"
 	"github.com/skiff-dev/skiff/server"
@@ -53,7 +55,7 @@ func TestRunProxyIPVS(t *testing.T) {
 		done <- netagent.RunProxy(ctx, netagent.ProxyParams{
 			NodeName: proxytest.NodeName, NodeIPs: []netip.Addr{proxytest.NodeIP}, Mode: "ipvs", IPVSScheduler: "rr",
 			ClusterCIDR: proxytest.ClusterCIDR, ServiceCIDR: proxytest.ServiceCIDR, PodCIDR: proxytest.PodCIDR,
-			Client: c, Informers: inf, NetNS: node.Do,
+			Client: c, Informers: inf, NetNS: node.Do, EgressMasquerade: true,
 		})
 	}()
 	t.Cleanup(func() {
@@ -113,5 +115,19 @@ func TestRunProxyIPVS(t *testing.T) {
 	got, err := addrs.List()
 	if err != nil || !slices.Contains(got, netip.MustParseAddr("10.96.0.60")) {
 		t.Errorf("%s holds %v (%v), want 10.96.0.60 among them", ipvs.DeviceName, got, err)
+	}
+	// The egress masquerade, in the iptables the ipvs mode uses.
+	eg := egress.IPTables{Exec: iptables.OSExec{NetNS: node.Path}}
+	if eg.Mode, err = iptables.Detect(ctx, eg.Exec); err != nil {
+		t.Fatal(err)
+	}
+	var rules []string
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if rules, err = eg.Rules(ctx); err == nil && len(rules) > 0 {
+			break
+		}
+	}
+	if !strings.Contains(strings.Join(rules, "\n"), "MASQUERADE") {
+		t.Errorf("egress rules in ipvs mode: %q (%v)", rules, err)
 	}
 }
