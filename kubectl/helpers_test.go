@@ -75,7 +75,6 @@ func cluster(t *testing.T) (*server.Server, *client.Client) {
 		cfg.Listen = "127.0.0.1:0"
 		cfg.DisableAgent = true
 		cfg.NoSync = true
-		cfg.ShutdownTimeout = 5 * time.Second
 		cfg.NodeMonitorGracePeriod = time.Hour
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

@@ -27,7 +27,6 @@ func TestServerBuiltinAgent(t *testing.T) {
 	cfg.DataDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NoSync = true
-	cfg.ShutdownTimeout = 5 * time.Second
 	cfg.DisableAgent = false
 	cfg.AgentNetNS = ns.Path
 	cfg.AgentNodeName = "server-node"

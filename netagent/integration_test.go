@@ -33,7 +33,6 @@ func startServer(t testing.TB) *server.Server {
 	cfg.Listen = "127.0.0.1:0"
 	cfg.DisableAgent = true
 	cfg.NoSync = true
-	cfg.ShutdownTimeout = 5 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s, err := server.Start(ctx, cfg, nil)

@@ -41,10 +41,6 @@ func testConfig(t testing.TB) config.Server {
 	cfg.Listen = "127.0.0.1:0"
 	cfg.DisableAgent = true
 	cfg.NoSync = true
-	// More than net/http's 5 s grace for connections that have not sent a
-	// request yet (Shutdown counts them idle only after 5 s; a client's
-	// spare dial under load is one), so only a hung handler fails Stop.
-	cfg.ShutdownTimeout = 10 * time.Second
 	cfg.DisabledControllers = []string{"nodelifecycle"}
 	return cfg
 }

@@ -57,7 +57,11 @@ type Server struct {
 	DisabledControllers []string
 	// HistorySize is how many revisions of watch history the store keeps.
 	HistorySize int
-	// ShutdownTimeout bounds graceful shutdown on SIGTERM.
+	// ShutdownTimeout bounds graceful shutdown on SIGTERM. Keep it above
+	// 5 s: net/http's Shutdown counts a connection that has not sent a
+	// request yet as idle only after 5 s (a client's spare dial is one), so
+	// a shorter bound can expire with no handler running. The tests use
+	// the default.
 	ShutdownTimeout time.Duration
 	// NoSync turns off fsync (tests and benchmarks only; never from flags).
 	NoSync bool

@@ -128,7 +128,6 @@ func newCluster(t testing.TB, mode string, opts ...func(*config.Server)) *cluste
 	cfg.DataDir = c.dataDir
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NoSync = true
-	cfg.ShutdownTimeout = 5 * time.Second
 	cfg.AgentNetNS = c.node.Path
 	cfg.AgentNodeName = nodeName
 	cfg.NodeIP = []string{nodeIP}

@@ -152,7 +152,6 @@ func newMultiNode(t *testing.T, mode, routes string, routed bool) *multiNode {
 	cfg.DataDir = m.dataDir
 	cfg.Listen = "127.0.0.1:0"
 	cfg.NoSync = true
-	cfg.ShutdownTimeout = 5 * time.Second
 	cfg.DisableAgent = true
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -57,7 +57,6 @@ func run(m *testing.M) (int, error) {
 	cfg.Listen = "127.0.0.1:0"
 	cfg.DisableAgent = true
 	cfg.NoSync = true
-	cfg.ShutdownTimeout = 5 * time.Second
 	cfg.NodeMonitorGracePeriod = time.Hour // the test's node sends no heartbeats
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

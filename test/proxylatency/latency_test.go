@@ -107,7 +107,6 @@ func start(tb testing.TB, mode string, n int) *env {
 	cfg.Listen = "127.0.0.1:0"
 	cfg.DisableAgent = true
 	cfg.DisabledControllers = []string{"nodelifecycle", "scheduler"}
-	cfg.ShutdownTimeout = 5 * time.Second
 	s, err := server.Start(ctx, cfg, nil)
 	if err != nil {
 		tb.Fatal(err)

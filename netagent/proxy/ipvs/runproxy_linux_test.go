@@ -35,7 +35,6 @@ func TestRunProxyIPVS(t *testing.T) {
 	cfg.Listen = "127.0.0.1:0"
 	cfg.DisableAgent = true
 	cfg.NoSync = true
-	cfg.ShutdownTimeout = 5 * time.Second
 	sctx, scancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer scancel()
 	s, err := server.Start(sctx, cfg, nil)
