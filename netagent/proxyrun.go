@@ -122,6 +122,7 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 			IPVS:      k.IPVS,
 			Addrs:     k.Addrs,
 			Exec:      ex,
+			Mode:      ipt, // detected once, for both
 			Scheduler: p.IPVSScheduler,
 			Sysctl: func(key, value string) error {
 				return p.NetNS.do(func() error {
@@ -234,9 +235,12 @@ func keepEgress(ctx context.Context, eg egressRules, p ProxyParams, log *slog.Lo
 
 // clusterCIDR is the masquerade range: the cluster's pod range when known,
 // else the node's own podCIDR.
-func clusterCIDR(p ProxyParams) netip.Prefix {
-	if p.ClusterCIDR.IsValid() {
-		return p.ClusterCIDR
+func clusterCIDR(p ProxyParams) netip.Prefix { return clusterRange(p.ClusterCIDR, p.PodCIDR) }
+
+// clusterRange is cluster when known, else the node's pod range.
+func clusterRange(cluster, pod netip.Prefix) netip.Prefix {
+	if cluster.IsValid() {
+		return cluster
 	}
-	return p.PodCIDR
+	return pod
 }

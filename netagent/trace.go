@@ -1,7 +1,6 @@
 package netagent
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -174,7 +173,7 @@ func (a *Agent) Trace(ctx context.Context, namespace, name, rawURL string) (*api
 	}
 
 	// 4b. Out of the cluster: no Service, no pod, not a Service address.
-	if tr.Service == nil && !cmp.Or(a.cfg.ClusterCIDR, podCIDR).Contains(dst) && !svcCIDR.Contains(dst) {
+	if tr.Service == nil && !clusterRange(a.cfg.ClusterCIDR, podCIDR).Contains(dst) && !svcCIDR.Contains(dst) {
 		var w string
 		tr.Egress, w = a.traceEgress(ctx, pt, dst)
 		if w != "" {
