@@ -37,7 +37,8 @@ type item struct {
 	Ref        objectRef
 	Owners     []api.OwnerReference
 	Finalizers []string
-	Deleting   bool // deletionTimestamp is set
+	Deleting   bool   // deletionTimestamp is set
+	Version    string // the resourceVersion the decision was made on
 }
 
 // dependent is one object that refers to the item as an owner.

@@ -103,6 +103,11 @@
 //     the foreground), and finalizers say "no dependents" only after a live
 //     list agreed. A graph that lags the store can delay work, never cause
 //     a wrong delete.
+//   - A delete carries the uid and resourceVersion the decision was made
+//     on: an object that changed after it was read (an owner deleted with
+//     Orphan removing its reference meanwhile) is not deleted but decided
+//     again (409 requeues it). The server's TestGCOrphanRightAfterCreate
+//     once saw the unguarded delete take an orphaned Service.
 //   - Every edit of finalizers or ownerReferences is a JSON patch that tests
 //     metadata.uid and metadata.resourceVersion of the object just read, so
 //     a concurrent writer is never overwritten; a failed test (422) or a

@@ -173,7 +173,8 @@ func (c *Controller) sync(ctx context.Context, uid string) error {
 		}
 		return nil
 	}
-	it := item{Ref: ref, Owners: live.OwnerReferences, Finalizers: live.Finalizers, Deleting: live.DeletionTimestamp != nil}
+	it := item{Ref: ref, Owners: live.OwnerReferences, Finalizers: live.Finalizers, Deleting: live.DeletionTimestamp != nil,
+		Version: live.ResourceVersion}
 	var owners map[string]ownerState
 	if needsOwners(it) {
 		owners = make(map[string]ownerState, len(it.Owners))
@@ -391,12 +392,17 @@ func (c *Controller) apply(ctx context.Context, it item, p plan) error {
 		}
 	}
 	if p.Delete != "" {
+		// Only the version decided on is deleted: the object may have
+		// changed since it was read (an owner being deleted with Orphan
+		// removes its reference meanwhile), and then it is decided again.
 		err := c.client.Delete(ctx, it.Ref.Info, it.Ref.Namespace, it.Ref.Name, client.DeleteOptions{
 			PropagationPolicy: p.Delete,
-			Preconditions:     &client.Preconditions{UID: it.Ref.UID},
+			Preconditions:     &client.Preconditions{UID: it.Ref.UID, ResourceVersion: it.Version},
 		})
 		switch {
-		case client.IsNotFound(err), client.IsConflict(err): // gone or replaced
+		case client.IsNotFound(err): // gone
+		case client.IsConflict(err): // changed or replaced: decide again
+			c.queue.Add(it.Ref.UID)
 		case err != nil:
 			return fmt.Errorf("gc: delete %s: %w", it.Ref, err)
 		default:

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -449,6 +450,59 @@ func TestRunReturnsBeforeSync(t *testing.T) {
 		e.cancel()
 		if err := <-done; err != nil {
 			t.Fatalf("Run: %v", err)
+		}
+	})
+}
+
+// staleGet hands out the object it read, then, once, changes it in the
+// store before returning: the collector's view is then one version behind,
+// as when an owner deleted with Orphan removes its reference between the
+// collector's read of a dependent and its decision.
+type staleGet struct {
+	*fakeapi.Server
+	armed atomic.Bool
+	name  string
+	edit  func() error
+}
+
+func (s *staleGet) Get(ctx context.Context, info *api.ResourceInfo, ns, name string, into api.Object) error {
+	err := s.Server.Get(ctx, info, ns, name, into)
+	if err == nil && name == s.name && s.armed.CompareAndSwap(true, false) {
+		if eerr := s.edit(); eerr != nil {
+			return eerr
+		}
+	}
+	return err
+}
+
+func TestDeleteOnlyTheVersionDecidedOn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t)
+		rsUID := e.create(e.rs, "default", "web-1")
+		e.create(e.pods, "default", "p", ownerRef(e.rs, "web-1", rsUID, false))
+		cl := &staleGet{Server: e.srv, name: "p", edit: func() error {
+			return e.srv.Patch(e.ctx, e.pods, "default", "p", client.JSONPatchType,
+				[]byte(`[{"op":"remove","path":"/metadata/ownerReferences"}]`), nil)
+		}}
+		e.startWith(cl)
+		defer e.stop()
+		e.settle()
+
+		cl.armed.Store(true)
+		e.delete(e.rs, "default", "web-1", client.DeletePropagationBackground)
+		e.waitFor("the stale read to happen", func() bool { return !cl.armed.Load() })
+		e.settle()
+		m, ok := e.srv.Meta(e.pods, "default", "p")
+		if !ok {
+			t.Fatalf("a dependent whose owner reference went between the read and the delete was deleted:\n%s", actionsString(e.srv.Actions()))
+		}
+		if len(m.OwnerReferences) != 0 {
+			t.Fatalf("owner references: %+v", m.OwnerReferences)
+		}
+		// The collector did decide on the stale view (so the test reached
+		// the race); the resourceVersion precondition refused that delete.
+		if ds := e.deletesOf("p"); len(ds) == 0 {
+			t.Fatal("the collector never tried to delete p: the stale read did not reach a decision")
 		}
 	})
 }
