@@ -8,7 +8,7 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o /out/skiff ./cmd/skiff
+RUN CGO_ENABLED=0 go build -trimpath -tags grpcnotrace -ldflags '-s -w' -o /out/skiff ./cmd/skiff
 
 FROM debian:bookworm-slim
 RUN apt-get update \

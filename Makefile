@@ -10,6 +10,9 @@ DATA_DIR  ?= $(CURDIR)/.skiff
 FUZZTIME  ?= 5s
 VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X github.com/skiff-dev/skiff/internal/version.GitCommit=$(VERSION)
+# grpcnotrace drops gRPC's golang.org/x/net/trace (html/template), which
+# would turn off the linker's dead-method elimination: see hack/deadcode.
+TAGS      ?= grpcnotrace
 
 # Packages whose code runs goroutines concurrently: tested with -race.
 RACE_PKGS := ./store/... ./apiserver/... ./client/... ./controller/... ./scheduler/... ./server/... ./dns/... ./netagent/... ./web/...
@@ -17,7 +20,7 @@ RACE_PKGS := ./store/... ./apiserver/... ./client/... ./controller/... ./schedul
 .PHONY: build run test unit race fuzz vet bench deps clean compat ipvs-vm demo demo-stop e2e
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/skiff
+	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/skiff
 
 run: build
 	$(BIN) server --data-dir $(DATA_DIR) --listen 127.0.0.1:6443 --disable-agent
@@ -41,10 +44,13 @@ deps:
 test: deps vet unit race fuzz compat ipvs-vm
 
 # The build without the containerd runtime (-tags skiff_nocontainerd, the
-# smaller agent) is vetted and tested too.
+# smaller agent) is vetted and tested too. hack/deadcode fails when either
+# build can reach a call that keeps every exported method in the binary.
 vet:
 	$(GO) vet ./...
 	$(GO) vet -tags skiff_nocontainerd ./netagent/... ./internal/imagecmd/ ./cmd/skiff/
+	$(GO) run ./hack/deadcode -tags '$(TAGS)'
+	$(GO) run ./hack/deadcode -tags '$(TAGS),skiff_nocontainerd'
 
 unit:
 	$(GO) test -count=1 ./...

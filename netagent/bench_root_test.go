@@ -22,12 +22,13 @@ import (
 )
 
 // buildSkiff builds cmd/skiff into a temp dir as `make build` does (static,
-// CGO_ENABLED=0 -trimpath -ldflags '-s -w'), with the build tags in
-// $SKIFF_BENCH_TAGS (e.g. skiff_nocontainerd).
+// CGO_ENABLED=0 -trimpath -tags grpcnotrace -ldflags '-s -w'), with the
+// build tags in $SKIFF_BENCH_TAGS (e.g. skiff_nocontainerd) added.
 func buildSkiff(b *testing.B) string {
 	b.Helper()
 	out := filepath.Join(b.TempDir(), "skiff")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-tags", os.Getenv("SKIFF_BENCH_TAGS"), "-o", out, "../cmd/skiff")
+	tags := strings.Join(slices.DeleteFunc([]string{"grpcnotrace", os.Getenv("SKIFF_BENCH_TAGS")}, func(s string) bool { return s == "" }), ",")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-tags", tags, "-o", out, "../cmd/skiff")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {

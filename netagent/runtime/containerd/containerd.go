@@ -235,7 +235,7 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 		return runtime.ContainerStatus{}, fmt.Errorf("runtime/containerd: start %s: log dir: %w", c.Name, err)
 	}
 	specOpts := []oci.SpecOpts{
-		oci.WithImageConfig(img),
+		withImageConfig(icfg.Config),
 		oci.WithProcessArgs(argv...),
 		oci.WithEnv(c.Env),
 	}
@@ -268,6 +268,12 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 	opts = append(opts, ctrd.WithNewSnapshot(id, img), ctrd.WithNewSpec(specOpts...), ctrd.WithContainerLabels(labels))
 	ctr, err := r.client.NewContainer(ctx, id, opts...)
 	if err != nil {
+		// The snapshot is made before the spec, whose options can still
+		// fail (an image USER its /etc/passwd lacks): the client leaves
+		// the snapshot behind.
+		if rerr := r.client.SnapshotService(r.cfg.Snapshotter).Remove(context.WithoutCancel(ctx), id); rerr != nil && !errdefs.IsNotFound(rerr) {
+			r.log.Warn("runtime/containerd: removing the snapshot of a failed create", "id", id, "err", rerr)
+		}
 		return runtime.ContainerStatus{}, fmt.Errorf("runtime/containerd: start %s/%s: create: %w", sb.Name, c.Name, err)
 	}
 	cleanup := func() {

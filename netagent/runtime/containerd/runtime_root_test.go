@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/containerd/v2/core/snapshots"
+
 	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 	"github.com/skiff-dev/skiff/netagent/runtime"
+	"github.com/skiff-dev/skiff/netagent/runtime/containerd/ociarchive"
 )
 
 // podAndClient makes a pod netns and a client netns joined by a veth pair
@@ -337,5 +340,82 @@ func TestLogsFollowRemoved(t *testing.T) {
 	}
 	if err := <-done; err != nil || fctx.Err() != nil || !strings.Contains(b.String(), "netexec: stopped") {
 		t.Fatalf("Logs(follow) of a removed container: %v (ctx %v): %q", err, fctx.Err(), b.String())
+	}
+}
+
+// TestImageUserInContainer: the image's USER is resolved in its own
+// /etc/passwd and /etc/group (uid, primary group, supplementary groups),
+// an image without USER runs as root, and a USER the image does not know
+// fails Start without leaving a container or a snapshot.
+func TestImageUserInContainer(t *testing.T) {
+	e := requireContainerd(t)
+	rt := newTestRuntime(t, e)
+	ctx := context.Background()
+	pod := netnstest.New(t, "pod")
+	etc := []ociarchive.File{
+		{Path: "/etc/passwd", Data: []byte("root:x:0:0:root:/root:/bin/sh\napp:x:1000:1000::/data:/bin/sh\n"), Mode: 0o644},
+		{Path: "/etc/group", Data: []byte("root:x:0:\napp:x:1000:\nextra:x:2000:app\n"), Mode: 0o644},
+	}
+	for _, img := range []struct{ name, user string }{{"skiff.local/workload:user-app", "app"}, {"skiff.local/workload:user-ghost", "ghost"}} {
+		w := workloadImage(img.name, e.workload)
+		w.Files = append(w.Files, etc...)
+		w.User = img.user
+		if _, err := importImage(rt, "oci", w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type ids struct {
+		UID, GID int
+		Groups   []int
+	}
+	run := func(name, image string) ids {
+		t.Helper()
+		sb := newSandbox(t, "user-"+name, pod.Path)
+		st := start(t, rt, sb, runtime.ContainerSpec{Name: "main", Image: image, Args: []string{"print"}})
+		if fin := waitState(t, rt, st.ID, runtime.StateExited); fin.ExitCode != 0 {
+			t.Fatalf("exit %d; logs:\n%s", fin.ExitCode, logsOf(t, rt, st.ID))
+		}
+		logs := waitLogs(t, rt, st.ID, "a line on stderr")
+		var got ids
+		for l := range strings.Lines(logs) {
+			if strings.HasPrefix(l, "{") {
+				if err := json.Unmarshal([]byte(l), &got); err != nil {
+					t.Fatalf("%v: %q", err, logs)
+				}
+			}
+		}
+		slices.Sort(got.Groups)
+		return got
+	}
+	if got := run("app", "skiff.local/workload:user-app"); got.UID != 1000 || got.GID != 1000 || !slices.Equal(got.Groups, []int{1000, 2000}) {
+		t.Fatalf("USER app: %+v, want uid 1000 gid 1000 groups [1000 2000]", got)
+	}
+	if got := run("root", testImage); got.UID != 0 || got.GID != 0 || !slices.Equal(got.Groups, []int{0}) {
+		t.Fatalf("no USER: %+v, want uid 0 gid 0 groups [0]", got)
+	}
+	countSnapshots := func() int {
+		n := 0
+		err := rt.Client().SnapshotService("").Walk(rt.ctx(ctx), func(context.Context, snapshots.Info) error { n++; return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before, err := rt.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := countSnapshots()
+	sb := newSandbox(t, "user-ghost", pod.Path)
+	_, err = rt.Start(ctx, sb, runtime.ContainerSpec{Name: "main", Image: "skiff.local/workload:user-ghost", Args: []string{"print"}})
+	if err == nil || !strings.Contains(err.Error(), `user "ghost" in the image's /etc/passwd`) {
+		t.Fatalf("Start with an unknown USER: %v", err)
+	}
+	after, err := rt.List(ctx)
+	if err != nil || len(after) != len(before) {
+		t.Fatalf("the failed start left a container: %d before, %d after (%v)", len(before), len(after), err)
+	}
+	if n := countSnapshots(); n != snaps {
+		t.Fatalf("the failed start left a snapshot: %d before, %d after", snaps, n)
 	}
 }

@@ -48,9 +48,9 @@ type Image struct {
 	// Name is the full reference, e.g. "skiff.local/netexec:dev". Required.
 	Name  string
 	Files []File
-	// Entrypoint, Cmd, Env and WorkingDir go to the image config.
+	// Entrypoint, Cmd, Env, WorkingDir and User go to the image config.
 	Entrypoint, Cmd, Env []string
-	WorkingDir           string
+	WorkingDir, User     string
 	// Created is the files' and the config's time (default the Unix epoch).
 	Created time.Time
 	// Architecture (default the running GOARCH); the OS is linux.
@@ -81,6 +81,7 @@ type imageConfig struct {
 		Cmd        []string `json:"Cmd,omitempty"`
 		Env        []string `json:"Env,omitempty"`
 		WorkingDir string   `json:"WorkingDir,omitempty"`
+		User       string   `json:"User,omitempty"`
 	} `json:"config"`
 	RootFS struct {
 		Type    string   `json:"type"`
@@ -134,6 +135,7 @@ func (img *Image) build() (*built, error) {
 	}
 	cfg.OS = "linux"
 	cfg.Config.Entrypoint, cfg.Config.Cmd, cfg.Config.Env, cfg.Config.WorkingDir = img.Entrypoint, img.Cmd, img.Env, img.WorkingDir
+	cfg.Config.User = img.User
 	cfg.RootFS.Type = "layers"
 	cfg.RootFS.DiffIDs = []string{b.layerDigest}
 	if b.config, err = json.Marshal(cfg); err != nil {

@@ -59,6 +59,8 @@ func run(name string, args []string) int {
 	case "print":
 		p := map[string]any{"args": args, "foo": os.Getenv("FOO"), "image": os.Getenv("IMAGE_ENV")}
 		p["cwd"], _ = os.Getwd()
+		p["uid"], p["gid"] = os.Getuid(), os.Getgid()
+		p["groups"], _ = os.Getgroups()
 		p["hostname"], _ = os.Hostname()
 		b, _ := os.ReadFile("/etc/resolv.conf")
 		p["resolvConf"] = string(b)
