@@ -571,7 +571,8 @@ func (w *podWorker) ensureProbes(pod *api.Pod, c *ctr) {
 			ps.readiness = pw
 			w.mu.Unlock()
 		}
-		w.m.wg.Go(func() { pw.Run(ctx) })
+		w.m.wg.Add(1)
+		pw.Start(ctx, w.m.wg.Done)
 	}
 	snap := w.probeSnapshot(id)
 	// The closure may run on a probe goroutine: it captures the specs.

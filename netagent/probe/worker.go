@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,7 +15,9 @@ type Checker interface {
 }
 
 // Worker probes one container periodically and reports its thresholded
-// result.
+// result. It holds no goroutine between checks: each check runs on the
+// goroutine of a timer (time.AfterFunc), so a node's idle probes cost a
+// timer each, not a goroutine stack each (see Start).
 type Worker struct {
 	kind      Kind
 	spec      *api.Probe
@@ -24,12 +27,22 @@ type Worker struct {
 	check     Checker
 	report    func(r Result, msg string)
 
-	trigger chan struct{} // Trigger's, buffered 1
-	checked atomic.Bool   // the first check has run
+	checked atomic.Bool // the first check has run
 
-	result    Result // owned by Run's goroutine
-	successes int
-	failures  int
+	mu      sync.Mutex
+	ctx     context.Context
+	timer   *time.Timer
+	next    time.Time // when the next periodic check is due
+	running bool      // a check is in flight; its goroutine owns the fields below
+	again   bool      // a Trigger came during a check: check again after it
+	stopped bool      // no more checks: ctx ended, or a startup probe succeeded
+	ended   bool      // done has been called
+	done    func()
+
+	result     Result // owned by the running check
+	successes  int
+	failures   int
+	anySuccess bool // a check of this worker has succeeded
 }
 
 // Initial is the result a probe of kind has before its first report.
@@ -47,7 +60,7 @@ func Initial(kind Kind) Result {
 // at startedAt; report receives every change of the thresholded result.
 func NewWorker(kind Kind, spec *api.Probe, target Target, startedAt time.Time, check Checker, report func(Result, string)) *Worker {
 	return &Worker{kind: kind, spec: spec, set: SettingsOf(spec), target: target, startedAt: startedAt,
-		check: check, report: report, result: Initial(kind), trigger: make(chan struct{}, 1)}
+		check: check, report: report, result: Initial(kind)}
 }
 
 // Trigger asks for a check now, between the periodic ones, as the
@@ -61,59 +74,142 @@ func (w *Worker) Trigger() {
 	if !w.checked.Load() {
 		return
 	}
-	select {
-	case w.trigger <- struct{}{}:
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.stopped:
+	case w.running:
+		w.again = true
 	default:
+		w.timer.Reset(0)
 	}
 }
 
 // SetInitial replaces the result the worker starts from (call it before
 // Run): an agent that adopts a running container starts its readiness
 // from what the API last said, so adoption does not flap Ready.
-func (w *Worker) SetInitial(r Result) { w.result = r }
+func (w *Worker) SetInitial(r Result) { w.result, w.anySuccess = r, r == Success }
 
-// Run probes until ctx ends.
+// Start begins probing and returns at once; the worker stops when ctx
+// ends, and calls done (once) when it has stopped and no check of it is
+// running any more: nothing is reported after done. A startup worker also
+// stops, and calls done, after its first reported success.
+//
+// The first check is due initialDelaySeconds after the container started,
+// then one every periodSeconds on that schedule, as a time.Ticker would
+// give them (a check that overruns its period skips the missed ones).
+// Each check runs on a timer's goroutine, which ends with it: an httpGet
+// check's call chain (net/http, the dialer, TLS) grows a stack to 16-32
+// KiB, and a goroutine per worker would keep its stack between checks
+// (100 probed pods held ~0.9 MB more stack, measured).
+func (w *Worker) Start(ctx context.Context, done func()) {
+	w.mu.Lock()
+	w.ctx, w.done = ctx, done
+	w.next = time.Now().Add(max(time.Until(w.startedAt.Add(w.set.InitialDelay)), 0))
+	w.timer = time.AfterFunc(time.Until(w.next), w.tick)
+	w.mu.Unlock()
+	context.AfterFunc(ctx, w.stop)
+}
+
+// Run probes until ctx ends (Start, then wait for done).
 func (w *Worker) Run(ctx context.Context) {
-	first := time.Until(w.startedAt.Add(w.set.InitialDelay))
-	if first > 0 {
-		t := time.NewTimer(first)
-	wait:
-		for {
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-w.trigger:
-				// Within the initial delay: no check.
-			case <-t.C:
-				break wait
-			}
-		}
+	stopped := make(chan struct{})
+	w.Start(ctx, func() { close(stopped) })
+	<-stopped
+}
+
+// stop ends the worker when its ctx ends.
+func (w *Worker) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.timer.Stop()
+	end := w.endLocked()
+	w.mu.Unlock()
+	if end {
+		w.done()
 	}
-	tick := time.NewTicker(w.set.Period)
-	defer tick.Stop()
-	for {
-		if !w.once(ctx) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		case <-w.trigger:
-		}
+}
+
+// endLocked reports whether the caller is the one to call done: the worker
+// has stopped, no check runs, and done was not called yet.
+func (w *Worker) endLocked() bool {
+	if w.stopped && !w.running && !w.ended {
+		w.ended = true
+		return true
 	}
+	return false
+}
+
+// tick runs a check (on the timer's goroutine) and arms the timer for the
+// next: at once after a Trigger that came during the check, else at the
+// next periodic time still ahead.
+func (w *Worker) tick() {
+	w.mu.Lock()
+	if w.stopped || w.running {
+		// A Trigger's Reset and the periodic timer fired together.
+		w.again = w.again || w.running
+		w.mu.Unlock()
+		return
+	}
+	w.running = true
+	ctx := w.ctx
+	w.mu.Unlock()
+
+	more := w.once(ctx)
+
+	w.mu.Lock()
+	w.running = false
+	if !more {
+		w.stopped = true
+	}
+	if !w.stopped {
+		now := time.Now()
+		for !w.next.After(now) {
+			w.next = w.next.Add(w.set.Period)
+		}
+		d := time.Until(w.next)
+		if r := w.retryAfter(); r < d {
+			d = r
+		}
+		if w.again {
+			w.again, d = false, 0
+		}
+		w.timer.Reset(d)
+	}
+	end := w.endLocked()
+	w.mu.Unlock()
+	if end {
+		w.done()
+	}
+}
+
+// retryAfter is when a readiness check that failed before any check of
+// the worker succeeded runs again, sooner than the period: 100 ms after
+// the first failure, doubling with each (the period caps it). A container
+// that is not listening yet at its first check (started a moment ago)
+// would else stay unready a whole period, unless a sync of its pod
+// triggers a check; with 100 pods starting at once the syncs came too
+// late for some of them (p99 to Ready 2.6 s instead of 1.7). Only
+// readiness: liveness and startup failures count toward restarts, and
+// after a first success the period paces every check (successThreshold
+// counts checks a period apart).
+func (w *Worker) retryAfter() time.Duration {
+	if w.kind != Readiness || w.anySuccess || w.result == Success || w.failures == 0 {
+		return w.set.Period
+	}
+	return min(100*time.Millisecond<<min(w.failures-1, 16), w.set.Period)
 }
 
 // once runs a check and applies the thresholds; false stops the worker.
 func (w *Worker) once(ctx context.Context) bool {
-	r, msg := w.probe(ctx)
+	r, msg := w.check.Probe(ctx, w.spec, w.target)
 	w.checked.Store(true)
 	if ctx.Err() != nil {
 		return false
 	}
 	switch r {
 	case Success:
+		w.anySuccess = true
 		w.successes++
 		w.failures = 0
 		if w.result != Success && w.successes >= w.set.SuccessThreshold {
@@ -129,24 +225,4 @@ func (w *Worker) once(ctx context.Context) bool {
 		}
 	}
 	return !(w.kind == Startup && w.result == Success)
-}
-
-// probe runs one check on a goroutine of its own and waits for it. An
-// httpGet check's call chain (net/http, the dialer, TLS) grows a stack to
-// 16-32 KiB, and a goroutine keeps its grown stack while it waits: run on
-// the worker's goroutine, each probe of the node would hold one between
-// its checks (1.7 MB of stacks for 100 pods, measured). On a goroutine that
-// ends with the check, only the checks in flight hold one.
-func (w *Worker) probe(ctx context.Context) (Result, string) {
-	type outcome struct {
-		r   Result
-		msg string
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		r, msg := w.check.Probe(ctx, w.spec, w.target)
-		done <- outcome{r, msg}
-	}()
-	o := <-done
-	return o.r, o.msg
 }

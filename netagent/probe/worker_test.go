@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -59,6 +60,14 @@ func TestWorkerThresholds(t *testing.T) {
 			[]Result{S, F, S, S, S}, 20 * time.Second, []string{"Success@8s"}},
 		{"readiness: up, then down after 2 failures, then up", Readiness, api.Probe{PeriodSeconds: 1, FailureThreshold: 2}, 0,
 			[]Result{S, F, S, F, F, F, S}, 10 * time.Second, []string{"Success@0s", "Failure@4s", "Success@6s"}},
+		{"readiness: failures before any success retry sooner", Readiness, api.Probe{PeriodSeconds: 10}, 0,
+			[]Result{F, F, F, S}, 5 * time.Second, []string{"Success@700ms"}},
+		{"readiness: sooner retries give way to the period", Readiness, api.Probe{PeriodSeconds: 1}, 0,
+			[]Result{F, F, F, F, F, F, S}, 5 * time.Second, []string{"Success@3s"}}, // checks at 0 .1 .3 .7 1 2 3
+		{"readiness: no sooner retries after a first success", Readiness, api.Probe{PeriodSeconds: 10, SuccessThreshold: 2}, 0,
+			[]Result{S, F, S, S}, 35 * time.Second, []string{"Success@30s"}},
+		{"liveness: failures never retry sooner", Liveness, api.Probe{PeriodSeconds: 10, FailureThreshold: 2}, 0,
+			[]Result{F, F}, 15 * time.Second, []string{"Failure@10s"}},
 		{"liveness: failure threshold 3 (default)", Liveness, api.Probe{PeriodSeconds: 1}, 0,
 			[]Result{S, F, F, F}, 10 * time.Second, []string{"Failure@3s"}},
 		{"liveness: period 10s default", Liveness, api.Probe{}, 0,
@@ -109,9 +118,9 @@ func TestWorkerStopsReportingAfterCancel(t *testing.T) {
 // initial delay) it does nothing.
 func TestWorkerTrigger(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := &scripted{script: []Result{Failure, Success}, start: time.Now()}
+		s := &scripted{script: []Result{Success, Failure}, start: time.Now()}
 		var log reportLog
-		spec := &api.Probe{PeriodSeconds: 10, InitialDelaySeconds: 2}
+		spec := &api.Probe{PeriodSeconds: 10, InitialDelaySeconds: 2, FailureThreshold: 2}
 		w := NewWorker(Readiness, spec, Target{}, time.Now(), s, func(r Result, _ string) { log.add(r, time.Since(s.start)) })
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
@@ -119,18 +128,78 @@ func TestWorkerTrigger(t *testing.T) {
 		time.Sleep(time.Second)
 		w.Trigger() // within the initial delay: nothing
 		time.Sleep(1500 * time.Millisecond)
-		w.Trigger() // after the first check (at 2s, a failure): a check now
-		time.Sleep(time.Second)
+		w.Trigger() // after the first check (at 2s): a check now (a failure)
+		time.Sleep(10 * time.Second)
 		cancel()
 		<-done
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		want := []time.Duration{2 * time.Second, 2500 * time.Millisecond}
+		// The periodic checks stay on their schedule (2s, 12s); the
+		// triggered failure counts: the one at 12s is the second.
+		want := []time.Duration{2 * time.Second, 2500 * time.Millisecond, 12 * time.Second}
 		if fmt.Sprint(s.times) != fmt.Sprint(want) {
 			t.Fatalf("checks at %v, want %v", s.times, want)
 		}
-		if fmt.Sprint(log.got) != "[Success@2.5s]" {
-			t.Fatalf("reports %v, want [Success@2.5s]", log.got)
+		if fmt.Sprint(log.got) != "[Success@2s Failure@12s]" {
+			t.Fatalf("reports %v, want [Success@2s Failure@12s]", log.got)
+		}
+	})
+}
+
+// blocking is a checker whose checks wait for release.
+type blocking struct {
+	scripted
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b *blocking) Probe(ctx context.Context, spec *api.Probe, t Target) (Result, string) {
+	b.entered <- struct{}{}
+	<-b.release
+	return b.scripted.Probe(ctx, spec, t)
+}
+
+// TestWorkerHoldsNoGoroutine: between checks a started worker runs no
+// goroutine; a Trigger during a check runs one more right after it; a
+// periodic time missed during a long check is skipped, not made up; and
+// done comes once, after the check that was running when ctx ended.
+func TestWorkerHoldsNoGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &blocking{scripted: scripted{script: []Result{Success}, start: time.Now()}, entered: make(chan struct{}), release: make(chan struct{})}
+		w := NewWorker(Readiness, &api.Probe{PeriodSeconds: 10}, Target{}, time.Now(), b, func(Result, string) {})
+		ctx, cancel := context.WithCancel(context.Background())
+		dones := 0
+		before := runtime.NumGoroutine()
+		w.Start(ctx, func() { dones++ })
+		<-b.entered // the first check, at 0s
+		b.release <- struct{}{}
+		<-b.entered // the second, at 10s, on a goroutine of its own
+		if n := runtime.NumGoroutine(); n != before+1 {
+			t.Fatalf("%d goroutines during a check, want %d", n, before+1)
+		}
+		time.Sleep(25 * time.Second) // the check overruns two periods
+		w.Trigger()                  // during the check: one more after it
+		b.release <- struct{}{}
+		<-b.entered // the triggered check, at once (35s)
+		b.release <- struct{}{}
+		synctest.Wait()
+		if n := runtime.NumGoroutine(); n != before {
+			t.Fatalf("%d goroutines between checks, want %d", n, before)
+		}
+		<-b.entered // the next periodic one: 40s (20s and 30s were missed)
+		cancel()
+		synctest.Wait()
+		if dones != 0 {
+			t.Fatal("done before the running check returned")
+		}
+		b.release <- struct{}{}
+		synctest.Wait()
+		if dones != 1 {
+			t.Fatalf("done called %d times, want 1", dones)
+		}
+		want := []time.Duration{0, 35 * time.Second, 35 * time.Second, 40 * time.Second}
+		if fmt.Sprint(b.times) != fmt.Sprint(want) {
+			t.Fatalf("checks at %v, want %v", b.times, want)
 		}
 	})
 }
