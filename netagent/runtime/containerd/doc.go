@@ -9,7 +9,11 @@
 // Start creates a container from an image already in the store (the agent
 // pulls first, see PullImage and netagent's ImagePuller) with a fresh
 // snapshot named like the container, a spec from the image config
-// (oci.WithImageConfig) and then the pod's: argv as the kubelet computes
+// (withImageConfig: what oci.WithImageConfig does, without reaching the
+// text/template of containerd's internal/fsview, which would keep every
+// exported method in the skiff binary; the image's USER is resolved in
+// the snapshot mounted read-only, by containerd's rules) and then the
+// pod's: argv as the kubelet computes
 // it (command replaces ENTRYPOINT and drops CMD; args replace CMD), env
 // merged over the image's, the working dir, the pod's network namespace
 // by path (oci.WithLinuxNamespace), the pod name as host name, and the
@@ -68,7 +72,9 @@
 //     init is PID 1 of the container's PID namespace, so SIGKILL ends every
 //     process of the container. Exit codes are the shim's (128+N for
 //     signal N); a task whose shim is gone reports ExitCodeUnknown.
-//   - A failed Start leaves no container, snapshot or log file behind.
+//   - A failed Start leaves no container, snapshot or log file behind
+//     (the client leaves the snapshot of a spec that failed, e.g. an
+//     image USER its /etc/passwd lacks: Start removes it).
 //   - Start returns only once the logging binary has opened the log file
 //     (it checks: with the binary scheme a logger that failed looks ready
 //     to the shim).
