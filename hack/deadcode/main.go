@@ -45,9 +45,8 @@ func main() {
 func run(pkg, tags string, out io.Writer) error {
 	cmd := exec.Command("go", "build", "-tags", tags, "-ldflags=-dumpdep", "-o", os.DevNull, pkg)
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	var dump, errs bytes.Buffer
+	var dump bytes.Buffer // -dumpdep writes the graph to stderr, with any build error
 	cmd.Stderr = &dump
-	cmd.Stdout = &errs
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("go build %s: %v\n%s", pkg, err, lastLines(dump.String(), 20))
 	}
