@@ -54,7 +54,9 @@
 //     same name is another pod. Workers are woken by pod changes, probe
 //     results, container state changes (a relist of the runtime every
 //     second, as the kubelet's PLEG) and timers, and re-check their pod at
-//     least every ResyncPeriod.
+//     least every ResyncPeriod. Each sync runs on a goroutine of its own
+//     that the worker waits for, so the long-lived worker goroutine keeps
+//     a small stack (syncOnOwnStack); a pod's syncs stay serial.
 //   - Sandbox: PodNetwork.AddPod gives the pod a netns and an IP; then
 //     <data-dir>/pods/<uid>/resolv.conf (ClusterFirst: nameserver = the
 //     gateway, search <ns>.svc.<d> svc.<d> <d>, options ndots:5; Default:

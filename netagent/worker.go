@@ -160,7 +160,7 @@ func (w *podWorker) run(ctx context.Context) {
 		case <-w.wake:
 		case <-timer.C:
 		}
-		next, done := w.sync(ctx)
+		next, done := w.syncOnOwnStack(ctx)
 		if done {
 			return
 		}
@@ -172,6 +172,27 @@ func (w *podWorker) run(ctx context.Context) {
 		}
 		timer.Reset(next)
 	}
+}
+
+// syncOnOwnStack runs sync on a goroutine that ends with it and waits for
+// it. A sync's call chains (libcni and its plugin processes, the runtime's
+// start, JSON, HTTP) grow a goroutine's stack to tens of KiB, and the pod's
+// worker goroutine, which lives as long as the pod and mostly waits,
+// would keep that stack between syncs: with 100 pods the agent's
+// anonymous memory was 0.3 MB higher (BenchmarkPodsReady100, 4 runs
+// each). Syncs of one pod stay serial: run waits for each.
+func (w *podWorker) syncOnOwnStack(ctx context.Context) (time.Duration, bool) {
+	type result struct {
+		next time.Duration
+		done bool
+	}
+	ch := make(chan result, 1)
+	go func() {
+		next, done := w.sync(ctx)
+		ch <- result{next, done}
+	}()
+	r := <-ch
+	return r.next, r.done
 }
 
 // sync moves the pod one step toward its spec and reports its status. It
