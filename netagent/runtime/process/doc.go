@@ -44,7 +44,11 @@
 // # Exit codes
 //
 // A process this Runtime started is its child: its exit is reaped and
-// recorded exactly (128+N for signal N). An adopted process is not our
+// recorded exactly (128+N for signal N). One reaper waits for all of them
+// (their pidfds in an epoll set of its own, parked in Go's netpoller: one
+// goroutine and no OS thread for every child, none while there is no
+// child; a blocking wait(2) per child where pidfds are missing). An
+// adopted process is not our
 // child (it was re-parented when the old agent exited), so its status can
 // never be read: its exit is noticed by polling /proc and recorded as
 // ExitCodeUnknown (137) with "exitCodeUnknown": true in the state file, as

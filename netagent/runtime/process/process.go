@@ -59,6 +59,7 @@ type Runtime struct {
 	// mu guards containers, every record in it and the state files.
 	mu         sync.Mutex
 	containers map[string]*container
+	reaper     reaper // waits for the processes this Runtime started
 }
 
 var _ runtime.Runtime = (*Runtime)(nil)
@@ -211,7 +212,7 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 	r.containers[id] = ctr
 	status := ctr.rec.status()
 	r.mu.Unlock()
-	go r.reap(ctr)
+	r.wait(ctr)
 	r.log.Info("runtime/process: started", "id", id, "pod", sb.Namespace+"/"+sb.Name, "name", c.Name, "pid", pid)
 	return status, nil
 }
@@ -259,16 +260,24 @@ func (r *Runtime) startHelper(ctx context.Context, cmd *exec.Cmd) error {
 	return errors.New(string(res.msg))
 }
 
-// reap waits for a process this Runtime started and records its exit.
-func (r *Runtime) reap(c *container) {
-	code, err := waitPidfd(c.cmd.Process.Pid)
-	if err == nil {
-		_ = c.cmd.Process.Release()
-	} else {
-		// No pollable pidfd: block a thread in wait(2) instead.
-		_ = c.cmd.Wait()
-		code = exitStatus(c.cmd.ProcessState)
+// wait has the Runtime's reaper wait for a process it started, or, where
+// pidfds are missing, a goroutine blocked in wait(2).
+func (r *Runtime) wait(c *container) {
+	err := r.reaper.add(c.cmd.Process.Pid, func(code int) {
+		_ = c.cmd.Process.Release() // reaped by the reaper, not by Wait
+		r.exited(c, code)
+	})
+	if err != nil {
+		r.log.Debug("runtime/process: no pidfd wait, blocking in wait(2)", "pid", c.cmd.Process.Pid, "err", err)
+		go func() {
+			_ = c.cmd.Wait()
+			r.exited(c, exitStatus(c.cmd.ProcessState))
+		}()
 	}
+}
+
+// exited records the exit of a process this Runtime started and reaped.
+func (r *Runtime) exited(c *container, code int) {
 	r.mu.Lock()
 	if !c.removed {
 		r.markExitedLocked(c, code, false)
