@@ -248,7 +248,8 @@ func (p *Prober) roundTrip(ctx context.Context, req *http.Request) (*http.Respon
 	}
 	req.Close = true // Connection: close
 	bw := bufio.NewWriterSize(c, 512)
-	if err := req.Write(bw); err == nil {
+	err = req.Write(bw)
+	if err == nil {
 		err = bw.Flush()
 	}
 	if err != nil {
