@@ -64,13 +64,12 @@ func run(pkg, tags string, out io.Writer) error {
 // graph is the linker's reference graph, edges reversed.
 type graph struct {
 	refBy map[string][]string
-	roots map[string]bool // symbols nothing refers to
 }
 
 // parseDump reads -dumpdep's "a -> b" lines (each name may end in
 // " <Attribute>"): the graph and the symbols marked ReflectMethod.
 func parseDump(r io.Reader) (*graph, []string) {
-	g := &graph{refBy: map[string][]string{}, roots: map[string]bool{}}
+	g := &graph{refBy: map[string][]string{}}
 	seen := map[string]bool{}
 	var marked []string
 	sc := bufio.NewScanner(r)
@@ -87,10 +86,6 @@ func parseDump(r io.Reader) (*graph, []string) {
 			marked = append(marked, fromName)
 		}
 		g.refBy[toName] = append(g.refBy[toName], fromName)
-		if _, ok := g.refBy[fromName]; !ok {
-			g.roots[fromName] = true
-		}
-		delete(g.roots, toName)
 	}
 	return g, marked
 }

@@ -3,7 +3,6 @@ package probe
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
@@ -27,9 +26,8 @@ type Worker struct {
 	check     Checker
 	report    func(r Result, msg string)
 
-	checked atomic.Bool // the first check has run
-
 	mu      sync.Mutex
+	checked bool // the first check has run
 	ctx     context.Context
 	timer   *time.Timer
 	next    time.Time // when the next periodic check is due
@@ -71,13 +69,10 @@ func NewWorker(kind Kind, spec *api.Probe, target Target, startedAt time.Time, c
 // or after initialDelaySeconds, when the kubelet's worker skips the probe)
 // it does nothing.
 func (w *Worker) Trigger() {
-	if !w.checked.Load() {
-		return
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
-	case w.stopped:
+	case !w.checked, w.stopped:
 	case w.running:
 		w.again = true
 	default:
@@ -86,7 +81,7 @@ func (w *Worker) Trigger() {
 }
 
 // SetInitial replaces the result the worker starts from (call it before
-// Run): an agent that adopts a running container starts its readiness
+// Start): an agent that adopts a running container starts its readiness
 // from what the API last said, so adoption does not flap Ready.
 func (w *Worker) SetInitial(r Result) { w.result, w.anySuccess = r, r == Success }
 
@@ -158,7 +153,7 @@ func (w *Worker) tick() {
 	more := w.once(ctx)
 
 	w.mu.Lock()
-	w.running = false
+	w.running, w.checked = false, true
 	if !more {
 		w.stopped = true
 	}
@@ -194,7 +189,7 @@ func (w *Worker) tick() {
 // after a first success the period paces every check (successThreshold
 // counts checks a period apart).
 func (w *Worker) retryAfter() time.Duration {
-	if w.kind != Readiness || w.anySuccess || w.result == Success || w.failures == 0 {
+	if w.kind != Readiness || w.anySuccess || w.failures == 0 {
 		return w.set.Period
 	}
 	return min(100*time.Millisecond<<min(w.failures-1, 16), w.set.Period)
@@ -203,7 +198,6 @@ func (w *Worker) retryAfter() time.Duration {
 // once runs a check and applies the thresholds; false stops the worker.
 func (w *Worker) once(ctx context.Context) bool {
 	r, msg := w.check.Probe(ctx, w.spec, w.target)
-	w.checked.Store(true)
 	if ctx.Err() != nil {
 		return false
 	}

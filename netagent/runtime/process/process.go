@@ -473,8 +473,8 @@ func exitStatus(ps *os.ProcessState) int {
 	if ps == nil {
 		return ExitCodeUnknown
 	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+		return waitCode(unix.WaitStatus(ws))
 	}
 	return ps.ExitCode()
 }
