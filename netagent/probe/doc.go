@@ -40,8 +40,9 @@
 //     once, in order, from the worker's goroutine.
 //   - Skiff's one departure from the kubelet: until a readiness check of
 //     the worker has succeeded, a failed one is retried sooner than the
-//     period, 100 ms after the first failure and doubling (the periodic
-//     schedule still runs; the period caps the wait). A container that
+//     period: every 100 ms for the first ten failures (the first
+//     second), then 200, 400, 800 ms... (the periodic schedule still
+//     runs; the period caps the wait). A container that
 //     is not listening yet at its first check, a moment after it
 //     started, would else stay unready a whole period when no sync of
 //     its pod triggers a check in between. Liveness and startup never

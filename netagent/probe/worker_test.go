@@ -61,9 +61,15 @@ func TestWorkerThresholds(t *testing.T) {
 		{"readiness: up, then down after 2 failures, then up", Readiness, api.Probe{PeriodSeconds: 1, FailureThreshold: 2}, 0,
 			[]Result{S, F, S, F, F, F, S}, 10 * time.Second, []string{"Success@0s", "Failure@4s", "Success@6s"}},
 		{"readiness: failures before any success retry sooner", Readiness, api.Probe{PeriodSeconds: 10}, 0,
-			[]Result{F, F, F, S}, 5 * time.Second, []string{"Success@700ms"}},
+			[]Result{F, F, F, S}, 5 * time.Second, []string{"Success@300ms"}},
+		// Every 100 ms for the first 10 failures (0 .1 ... 1), then 200,
+		// 400, 800 ms ... capped by the period: 1.2 1.6 2.4 4 7.2 10.
+		{"readiness: sooner retries back off after the first second", Readiness, api.Probe{PeriodSeconds: 10}, 0,
+			[]Result{F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, S}, 15 * time.Second, []string{"Success@10s"}},
+		// With a period of 1 s the periodic checks (1, 2, 3 ...) run too:
+		// 0 .1 ... 1, 1.2 1.6 2 3 4.
 		{"readiness: sooner retries give way to the period", Readiness, api.Probe{PeriodSeconds: 1}, 0,
-			[]Result{F, F, F, F, F, F, S}, 5 * time.Second, []string{"Success@3s"}}, // checks at 0 .1 .3 .7 1 2 3
+			[]Result{F, F, F, F, F, F, F, F, F, F, F, F, F, F, F, S}, 5 * time.Second, []string{"Success@4s"}},
 		{"readiness: no sooner retries after a first success", Readiness, api.Probe{PeriodSeconds: 10, SuccessThreshold: 2}, 0,
 			[]Result{S, F, S, S}, 35 * time.Second, []string{"Success@30s"}},
 		{"liveness: failures never retry sooner", Liveness, api.Probe{PeriodSeconds: 10, FailureThreshold: 2}, 0,
