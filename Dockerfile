@@ -2,7 +2,7 @@
 # what a node needs (iptables, nft, ip, the CNI plugins in /usr/lib/cni).
 # Pods use the process runtime (their command runs as is: `skiff netexec`
 # is the binary itself). Untested: written on a machine without a docker
-# engine (see README, "docker compose").
+# engine (see docs/operating.md, "docker compose").
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./

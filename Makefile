@@ -1,9 +1,10 @@
 # Skiff's commands:
 #   make run        build Skiff and run a server (control plane) on 127.0.0.1:6443
 #   make test       every test (what CI runs through .ci/run)
-#   make demo       the seeds' flow end to end in a network namespace of its own (root)
+#   make demo       the Service flow end to end in a network namespace of its own (root)
 #   make demo-stop  stop the demo and remove everything it made
 #   make e2e        the end-to-end suite alone (root; part of make test)
+# docs/testing.md describes every target.
 GO        ?= go
 BIN       ?= bin/skiff
 DATA_DIR  ?= $(CURDIR)/.skiff
@@ -31,7 +32,7 @@ demo:
 demo-stop:
 	./hack/demo-stop.sh
 
-# e2e runs the seeds' behaviours against a real server, agent, CNI and
+# e2e runs the flow's behaviours against a real server, agent, CNI and
 # kernel rules in test-made namespaces, in iptables and nftables modes (it
 # is also part of `unit`; it skips without root).
 e2e:
@@ -74,7 +75,7 @@ ipvs-vm:
 fuzz:
 	./hack/fuzz.sh $(FUZZTIME)
 
-# bench runs the README's performance figures (hack/bench.sh), then the
+# bench runs docs/performance.md's figures (hack/bench.sh), then the
 # package micro-benchmarks.
 bench:
 	./hack/bench.sh

@@ -7,7 +7,7 @@ import (
 	"github.com/skiff-dev/skiff/api/field"
 )
 
-// Resources returns the table of every resource Skiff serves (API.md),
+// Resources returns the table of every resource Skiff serves (docs/api.md),
 // freshly built on each call so that no caller can change another's.
 func Resources() []*ResourceInfo {
 	return []*ResourceInfo{

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the control-plane benchmarks of the README's performance section,
+# Runs the control-plane benchmarks of docs/performance.md,
 # each once, against a real server (bbolt with fsync on, HTTPS on
 # 127.0.0.1), and prints the machine they ran on. Figures from a shared or
 # busy machine are noisy: run it on an idle one.

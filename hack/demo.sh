@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The seeds' flow in one command (`make demo`), on a Debian machine as root.
+# The Service flow of docs/architecture.md in one command (`make demo`), on a Debian machine as root.
 #
 # Everything runs inside a network namespace of its own (skiff-demo), so no
 # rule, route or address of the machine's own network is touched: `skiff

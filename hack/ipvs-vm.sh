@@ -3,7 +3,7 @@
 # netagent/proxy/ipvs: TestIPVSKernel, TestRunProxyIPVS, TestIPVSSchedulers and
 # TestDeviceAndRulesInNetNS) in a
 # VM whose kernel has ip_vs, since this machine's kernel does not
-# (PLATFORM.md, "A real kernel with ip_vs, under qemu"):
+# (docs/platform.md, "A real kernel with ip_vs, under qemu"):
 #
 #   1. fetch Debian's linux-image-cloud-amd64 kernel package (apt-get
 #      download, cached) and unpack it; depmod its modules;
@@ -106,7 +106,7 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
 mount -t tmpfs tmpfs /run
 mount -t tmpfs tmpfs /tmp
-# crc32c-intel fails under qemu's default CPU: harmless (PLATFORM.md).
+# crc32c-intel fails under qemu's default CPU: harmless (docs/platform.md, "A real kernel with ip_vs, under qemu").
 while read -r m; do insmod /$M/\$m 2>/dev/null || echo "insmod \$m failed"; done < /$M/order
 # moby/ipvs runs modprobe ip_vs: give it a modules.dep.
 depmod

@@ -7,7 +7,7 @@ import (
 	"github.com/skiff-dev/skiff/api"
 )
 
-// TestPrintTrace: the steps as the seeds tell them, in order: the search
+// TestPrintTrace: the steps as docs/architecture.md tells them, in order: the search
 // expansion and answer, the ClusterIP:port, the rules with 1/3, 1/2, 1,
 // the endpoints with state, node and chance, conntrack, warnings.
 func TestPrintTrace(t *testing.T) {

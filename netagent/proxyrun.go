@@ -153,7 +153,7 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 	ct := proxy.NetlinkConntrack{}
 	if ns.IsOpen() {
 		// NETLINK_NETFILTER only: with no families given the handle also
-		// opens xfrm, which kernels without xfrm_user refuse (PLATFORM.md).
+		// opens xfrm, which kernels without xfrm_user refuse (docs/platform.md, "A real kernel with ip_vs, under qemu").
 		h, err := netlink.NewHandleAt(ns, unix.NETLINK_NETFILTER)
 		if err != nil {
 			return fmt.Errorf("netagent: proxy: netlink handle in the node netns: %w", err)

@@ -19,7 +19,7 @@ import (
 // TestIdleRSSAndBinarySize builds cmd/skiff as shipped (static, stripped),
 // runs `skiff server` on a fresh data dir, waits for /readyz, lets it idle
 // for 2 s and logs its resident memory and the binary's size. It asserts
-// only generous sanity bounds; the figures go in the README. It ends with
+// only generous sanity bounds; the figures go in docs/performance.md. It ends with
 // SIGTERM and checks the graceful exit.
 func TestIdleRSSAndBinarySize(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "skiff")

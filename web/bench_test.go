@@ -14,7 +14,7 @@ import (
 	"github.com/skiff-dev/skiff/api"
 )
 
-// BenchmarkDashboard measures the README's dashboard figures in headless
+// BenchmarkDashboard measures docs/performance.md's dashboard figures in headless
 // chromium against a real server on loopback:
 //
 //   - first-load: a cold-cache load of the app (already logged in),

@@ -63,7 +63,7 @@ func spkiPin(t testing.TB, cfg *tls.Config) string {
 	return base64.StdEncoding.EncodeToString(sum[:])
 }
 
-// newBrowser starts headless chromium with PLATFORM.md's flags, HOME and
+// newBrowser starts headless chromium with docs/platform.md's flags ("Other tools"), HOME and
 // TMPDIR in a temp dir, and returns a tab's context; it stops at cleanup.
 func newBrowser(t testing.TB, pin string) context.Context {
 	t.Helper()

@@ -85,7 +85,7 @@ func runNetExec(ctx context.Context, o cli.NetExecOptions) error {
 // agentGCPercent its GC target: the heap may grow 25 % over what is live
 // between collections instead of Go's default 100 %. The agent's live heap
 // is a few MB, so a collection costs little CPU; with 100 pods this keeps
-// ~4 MB less resident (README, "Node agent").
+// ~4 MB less resident (docs/performance.md, "Node agent").
 const (
 	agentMemoryLimit = 20 << 20
 	agentGCPercent   = 25

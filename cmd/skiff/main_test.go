@@ -171,7 +171,7 @@ func dialIn(nsPath, network, addr string) (net.Conn, error) {
 
 // TestNoContainerdBuildLinksNoClient guards the small-agent build: with
 // -tags skiff_nocontainerd the binary must not link the containerd client
-// (its package initialisers alone cost ~9 MB of RSS; README "Node agent").
+// (its package initialisers alone cost ~9 MB of RSS; docs/performance.md "Node agent").
 func TestNoContainerdBuildLinksNoClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skips the go list of the tagged build")

@@ -80,7 +80,7 @@ type Server struct {
 	LBCIDR string
 }
 
-// Defaults returns the documented defaults (DESIGN.md).
+// Defaults returns the documented defaults (docs/operating.md).
 func ServerDefaults() Server {
 	return Server{
 		DataDir:                "/var/lib/skiff",

@@ -13,7 +13,7 @@ import (
 )
 
 // TestServiceCIDRFull: once every address of --service-cidr is taken, a
-// new Service fails with `failed to allocate IP` (the seeds' broken case),
+// new Service fails with `failed to allocate IP` (docs/architecture.md's failure case),
 // through the API and through `skiff apply`; deleting one frees a slot.
 // No agent: allocation is the control plane's alone.
 func TestServiceCIDRFull(t *testing.T) {

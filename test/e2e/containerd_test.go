@@ -206,7 +206,7 @@ func (c *cluster) cliCtx(ctx context.Context, args ...string) (string, error) {
 	return out.String(), err
 }
 
-// TestContainerdRuntime runs the runtime-relevant seeds' cases with pods
+// TestContainerdRuntime runs the flow's runtime-relevant cases with pods
 // in containerd (the agent's own daemon), from the local image examples/
 // name, with examples/' manifests unchanged: the spread over the backends
 // through the ClusterIP, logs through `skiff logs` (the server's

@@ -1,5 +1,5 @@
-// Package e2e is Skiff's end-to-end suite: the behaviours the seeds
-// describe, run against the real thing. Each mode (iptables, nftables)
+// Package e2e is Skiff's end-to-end suite: the behaviours docs/architecture.md
+// describes, run against the real thing. Each mode (iptables, nftables)
 // gets a `skiff server` (server.Start, real HTTPS on 127.0.0.1, bbolt in a
 // temp dir) whose built-in agent runs in a node network namespace the test
 // made: real CNI plugins, the process runtime (the test binary serves as

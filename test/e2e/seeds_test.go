@@ -50,7 +50,7 @@ spec:
   ports: [{port: 80, targetPort: 8080}]
 `
 
-// TestSeeds walks the seeds' flow in each proxy mode: apply examples/,
+// TestSeeds walks the flow of docs/architecture.md in each proxy mode: apply examples/,
 // names, DNS for every Service type, NodePort from outside, readiness,
 // a rolling update under load with no failed request, scaling, and a
 // Service's deletion.
@@ -65,7 +65,7 @@ func runSeeds(t *testing.T, mode string) {
 	ctx := context.Background()
 
 	// skiff apply -f examples/ → the client's first successful request
-	// through the ClusterIP (logged: the README's benchmark).
+	// through the ClusterIP (logged: docs/performance.md, "End to end").
 	start := time.Now()
 	out := c.mustCLI("apply", "-f", examplesDir(t))
 	for _, want := range []string{"deployment.apps/backend created", "service/backend-svc created", "pod/client created",

@@ -7,7 +7,7 @@ import (
 )
 
 // TestApplyExamples: kubectl applies the repository's examples/ (every
-// Service type of the seeds) as it applies them to Kubernetes, re-applies
+// Service type of docs/architecture.md) as it applies them to Kubernetes, re-applies
 // them unchanged, and lists them with the server's columns.
 func TestApplyExamples(t *testing.T) {
 	ns := namespace(t, "examples")

@@ -1,5 +1,5 @@
 // Package proxylatency holds the network programming latency benchmark of
-// the service proxy (issue 6): a pod's Ready condition written through
+// the service proxy (docs/performance.md): a pod's Ready condition written through
 // the API (pods/status, as a node writes it) until the rule is in the
 // kernel of a node network namespace, with every part real (server.Start
 // with its endpointslice controller, the agent's RunProxy in iptables or

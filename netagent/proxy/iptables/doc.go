@@ -19,7 +19,7 @@
 //	       KUBE-PROXY-FIREWALL, KUBE-FORWARD: REJECT (icmp-port-unreachable) for ports without endpoints,
 //	       DROP for Local policies without a local endpoint, DROP for LB traffic outside the source ranges,
 //	       ACCEPT for health check node ports, and a last rule rejecting anything else sent to the
-//	       service CIDR (DESIGN.md: a packet for a ClusterIP never leaves the node).
+//	       service CIDR (docs/networking.md: a packet for a ClusterIP never leaves the node).
 //
 // Chain names are kube-proxy's: "KUBE-SVC-" + the first 16 characters of
 // base32(sha256("ns/name:port" + "tcp")), and KUBE-SEP- with the endpoint

@@ -27,7 +27,7 @@ func TestKernel(t *testing.T) {
 				}
 				return b
 			})
-			t.Run("iptables-save reads like the seeds", func(t *testing.T) { checkSave(t, k, mode) })
+			t.Run("iptables-save reads like the architecture doc's walk-through", func(t *testing.T) { checkSave(t, k, mode) })
 			t.Run("a restarted backend re-syncs without dropping a connection", func(t *testing.T) { checkRestart(t, k, mode) })
 		})
 	}

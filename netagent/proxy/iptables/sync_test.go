@@ -263,7 +263,7 @@ func TestSplitTransactions(t *testing.T) {
 }
 
 // TestSaveReadsLikeTheSeeds: `iptables-save | grep <service>` for a
-// 3-endpoint Service, as the seeds show it: probabilities 1/3, 1/2, then
+// 3-endpoint Service, as docs/architecture.md shows it: probabilities 1/3, 1/2, then
 // an unconditional jump, and one DNAT per endpoint.
 func TestSaveReadsLikeTheSeeds(t *testing.T) {
 	fake := iptablestest.New(iptables.ModeNFT)

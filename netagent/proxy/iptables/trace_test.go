@@ -13,7 +13,7 @@ import (
 	"github.com/skiff-dev/skiff/netagent/proxy/iptables/iptablestest"
 )
 
-// TestTraceSaveSeeds walks the seeds' iptables-save output (testdata):
+// TestTraceSaveSeeds walks docs/architecture.md's iptables-save output (testdata):
 // KUBE-SERVICES -> KUBE-SVC with 1/3, 1/2, then the last jump, each to a
 // KUBE-SEP that DNATs.
 func TestTraceSaveSeeds(t *testing.T) {

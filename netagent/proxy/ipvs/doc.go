@@ -66,7 +66,7 @@
 //
 //   - IPVS must really be there: Available checks /proc/net/ip_vs and the
 //     IPVS generic netlink family, because moby/ipvs returns nil and does
-//     nothing without them (PLATFORM.md). RunProxy refuses the mode with
+//     nothing without them (docs/platform.md, "Kernel"). RunProxy refuses the mode with
 //     that error at start.
 //   - A full sync reads the kernel (virtual servers with their real
 //     servers, the interface's addresses) and reconciles: it creates,

@@ -105,7 +105,7 @@ func NewDeviceAddrs(nsPath, name string) (*DeviceAddrs, error) {
 		}
 		defer ns.Close()
 	}
-	// NETLINK_ROUTE only: some kernels lack xfrm_user (PLATFORM.md).
+	// NETLINK_ROUTE only: some kernels lack xfrm_user (docs/platform.md, "A real kernel with ip_vs, under qemu").
 	h, err := netlink.NewHandleAt(ns, unix.NETLINK_ROUTE)
 	if err != nil {
 		return nil, fmt.Errorf("ipvs: netlink handle: %w", err)

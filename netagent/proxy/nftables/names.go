@@ -46,7 +46,7 @@ const (
 // Base chain priorities. Filter chains run before DNAT (-110, as
 // kube-proxy's "dstnat - 10"), except the *-post-dnat ones (-90) which must
 // see the DNATed address. nft rejects "priority dstnat" on the output
-// hook (PLATFORM.md), so every priority is a number.
+// hook (docs/platform.md, "nftables"), so every priority is a number.
 const (
 	prioFilterPreDNAT  = -110
 	prioDNAT           = -100

@@ -142,7 +142,7 @@ type KernelCase struct {
 	Run  func(t *testing.T, k *Kernel)
 }
 
-// KernelCases are the cases of issue 6 that every mode must pass.
+// KernelCases are the real-kernel cases that every proxy mode must pass.
 var KernelCases = []KernelCase{
 	{"ClusterIP from a pod and from the node", func(t *testing.T, k *Kernel) {
 		svc := Service("e2e", "web", "10.96.0.10", TCP("http", 80))

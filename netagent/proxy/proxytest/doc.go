@@ -19,7 +19,7 @@
 // # The simulated node
 //
 //	client netns 192.168.77.2 --veth-- 192.168.77.1 node netns
-//	node netns: skiff0 bridge 10.244.0.1/24; 10.96.0.0/16 routed onto skiff0 (DESIGN.md)
+//	node netns: skiff0 bridge 10.244.0.1/24; 10.96.0.0/16 routed onto skiff0 (docs/networking.md, "Safety of the data plane")
 //	pod netns:  10.244.0.x/24 on a veth in skiff0 (hairpin on), default via 10.244.0.1,
 //	            HTTP on :8080 and UDP on :5353 answering "<pod> <client address>"
 //

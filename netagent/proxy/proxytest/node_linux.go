@@ -43,7 +43,7 @@ const (
 
 // Node is a simulated node: a "node" network namespace with a bridge
 // (skiff0, Gateway/24) that pods hang off, the service CIDR routed onto the
-// bridge (DESIGN.md), and a "client" namespace on a veth (NodeIP <->
+// bridge (docs/networking.md, "Safety of the data plane"), and a "client" namespace on a veth (NodeIP <->
 // ClientIP) standing for a machine outside the cluster.
 type Node struct {
 	*NetNS
@@ -92,7 +92,7 @@ func NewNode(t testing.TB) *Node {
 	must("bridge address", n.h.AddrAdd(link, &netlink.Addr{IPNet: prefixNet(netip.PrefixFrom(Gateway, PodCIDR.Bits()))}))
 	must("bridge up", n.h.LinkSetUp(link))
 	must("send_redirects", n.Sysctl("net.ipv4.conf.skiff0.send_redirects", "0"))
-	// DESIGN.md: the service CIDR is routed onto the bridge, so a node
+	// docs/networking.md, "Safety of the data plane": the service CIDR is routed onto the bridge, so a node
 	// process can connect to a ClusterIP and nothing leaves the node.
 	must("service route", n.h.RouteAdd(&netlink.Route{LinkIndex: link.Attrs().Index,
 		Dst: prefixNet(ServiceCIDR), Src: Gateway.AsSlice(), Scope: netlink.SCOPE_LINK}))
