@@ -148,9 +148,11 @@ func (s *Server) deleteStored(ctx context.Context, tx store.Txn, run *hookRun, r
 	meta := obj.GetObjectMeta()
 	if p := opts.Preconditions; p != nil {
 		if p.UID != nil && *p.UID != meta.UID {
+			//lint:ignore ST1005 kube-apiserver's exact text, which clients match
 			return nil, NewConflict(r.qualified, meta.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", *p.UID, meta.UID))
 		}
 		if p.ResourceVersion != nil && *p.ResourceVersion != meta.ResourceVersion {
+			//lint:ignore ST1005 kube-apiserver's exact text, which clients match
 			return nil, NewConflict(r.qualified, meta.Name, fmt.Errorf("Precondition failed: ResourceVersion in precondition: %v, ResourceVersion in object meta: %v", *p.ResourceVersion, meta.ResourceVersion))
 		}
 	}
@@ -189,6 +191,7 @@ func (s *Server) deleteStored(ctx context.Context, tx store.Txn, run *hookRun, r
 	}
 	if r.isNamespaces {
 		if meta.DeletionTimestamp != nil {
+			//lint:ignore ST1005 kube-apiserver's exact text, which clients match
 			return nil, NewConflict(r.qualified, meta.Name, fmt.Errorf("The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system."))
 		}
 		var n nsLight

@@ -307,6 +307,7 @@ func (h *handler) bind() {
 			return NewConflict("pods/binding", h.name, fmt.Errorf("pod %s is already assigned to node %q", h.name, p.Spec.NodeName))
 		}
 		if b.Metadata.UID != "" && b.Metadata.UID != p.Metadata.UID {
+			//lint:ignore ST1005 kube-apiserver's exact text, which clients match
 			return NewConflict("pods/binding", h.name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", b.Metadata.UID, p.Metadata.UID))
 		}
 		nowJSON, _ := json.Marshal(now)

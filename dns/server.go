@@ -2,7 +2,6 @@ package dns
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -210,6 +209,3 @@ func (s *Server) accept(dh mdns.Header) mdns.MsgAcceptAction {
 	}
 	return mdns.MsgAccept
 }
-
-// errWrite wraps a failure to send a response.
-var errWrite = errors.New("write response")

@@ -564,7 +564,7 @@ func describeContainer(p *prefixWriter, c api.Container, st *api.ContainerStatus
 		if st.LastState.Running != nil || st.LastState.Waiting != nil || st.LastState.Terminated != nil {
 			describeState(p, "Last State", st.LastState)
 		}
-		p.write(2, "Ready:\t%s\n", strings.Title(strconv.FormatBool(st.Ready))) //nolint:staticcheck // ASCII only
+		p.write(2, "Ready:\t%s\n", goBool(st.Ready))
 		p.write(2, "Restart Count:\t%d\n", st.RestartCount)
 	}
 	for _, l := range []struct {
@@ -1159,4 +1159,12 @@ func smartLabel(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// goBool prints b as kubectl describe does (Go's %t, capitalised): True or False.
+func goBool(b bool) string {
+	if b {
+		return "True"
+	}
+	return "False"
 }

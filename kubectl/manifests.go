@@ -228,6 +228,7 @@ func (s *session) place(m manifest) (placed, error) {
 		case objNS == "":
 			p.ns = s.ns
 		case s.explicitNS && objNS != s.ns:
+			//lint:ignore ST1005 kubectl's exact text
 			return placed{}, fmt.Errorf("the namespace from the provided object %q does not match the namespace %q. You must pass '--namespace=%s' to perform this operation.", objNS, s.ns, objNS)
 		default:
 			p.ns = objNS

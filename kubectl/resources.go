@@ -1,7 +1,6 @@
 package kubectl
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/skiff-dev/skiff/api"
@@ -159,9 +158,4 @@ func (s *session) oneTarget(args []string, verb string) (*api.ResourceInfo, stri
 		return nil, "", usageError("%s takes exactly one TYPE NAME or TYPE/NAME", verb)
 	}
 	return ts[0].info, ts[0].names[0], nil
-}
-
-// notFound builds the server's NotFound wording for a client-side miss.
-func notFoundText(info *api.ResourceInfo, name string) string {
-	return fmt.Sprintf("Error from server (NotFound): %s %q not found", qualifiedResource(info), name)
 }

@@ -100,6 +100,7 @@ func (o *scaleOptions) scaleOne(ctx context.Context, s *session, info *api.Resou
 			return err
 		}
 		if o.currentReplicas >= 0 && int(sc.Spec.Replicas) != o.currentReplicas {
+			//lint:ignore ST1005 kubectl's exact text
 			return fmt.Errorf("Expected replicas to be %d, was %d", o.currentReplicas, sc.Spec.Replicas)
 		}
 		if o.resourceVersion != "" {

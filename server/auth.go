@@ -175,6 +175,7 @@ func (z authorizer) Authorize(ctx context.Context, u apiserver.User, a apiserver
 			}
 		}
 	}
+	//lint:ignore ST1005 kube-apiserver's exact text, which clients match
 	return fmt.Errorf("User %q cannot %s resource %q in API group %q%s", u.Name, a.Verb, resourceName(a), a.Group, scopeOf(a))
 }
 
