@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
-	"github.com/skiff-dev/skiff/apiserver/printers"
+	"github.com/skiff-dev/skiff/api/printers"
 )
 
 // Server-side printing. A GET list, get or watch whose Accept header asks for

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
-	"github.com/skiff-dev/skiff/apiserver/printers"
+	"github.com/skiff-dev/skiff/api/printers"
 )
 
 const (

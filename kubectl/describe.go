@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skiff-dev/skiff/api"
-	"github.com/skiff-dev/skiff/apiserver/printers"
+	"github.com/skiff-dev/skiff/api/printers"
 	"github.com/skiff-dev/skiff/client"
 )
 

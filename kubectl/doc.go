@@ -32,7 +32,7 @@
 //     and prints the server's columns (priority > 0 only with -o wide).
 //     When the server answers a plain list, or a watch event that is not
 //     a Table, the client-side printers (printers.go) give the same
-//     columns and cells as the server's Tables, from apiserver/printers
+//     columns and cells as the server's Tables, from api/printers
 //     applied to the defaulted object; the Endpoints view has its own,
 //     an unknown resource NAME and AGE. Columns are laid out as kubectl's tabwriter does: the
 //     widest cell plus 3 spaces, at least 6, widths remembered across the

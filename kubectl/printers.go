@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
-	"github.com/skiff-dev/skiff/apiserver/printers"
+	"github.com/skiff-dev/skiff/api/printers"
 )
 
 // The client-side printers give the columns kubectl shows when the server
 // answers a plain list instead of a Table (and for watch events that are
-// not Tables). For the resources Skiff serves they are apiserver/printers'
+// not Tables). For the resources Skiff serves they are api/printers'
 // columns and cells, the very ones the server puts in its Tables (which
 // follow Kubernetes' pkg/printers/internalversion), computed on the object
 // after the resource's defaulting, as the server stores it. The Endpoints

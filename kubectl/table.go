@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/skiff-dev/skiff/api"
-	"github.com/skiff-dev/skiff/apiserver/printers"
+	"github.com/skiff-dev/skiff/api/printers"
 )
 
 // Column layout of kubectl's printers (cli-runtime's tabwriter): a column

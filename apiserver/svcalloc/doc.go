@@ -27,4 +27,15 @@
 // Error texts follow Kubernetes: "failed to allocate IP ...: range is full",
 // "provided IP is already allocated", "provided IP is not in the valid
 // range", "provided port is already allocated".
+//
+// # Why it imports its parent
+//
+// svcalloc is a plug-in of package apiserver, not a library below it: it
+// implements apiserver.TxnHook, receives apiserver.Admission, answers with
+// apiserver.Outcome, and returns the apiserver's Status errors (NewInvalid,
+// NewConflict, ...) so that a refused allocation reads exactly like any other
+// refused write. apiserver itself never imports svcalloc; package server
+// installs the hook (New in server/server.go), so the arrow points one way: server ->
+// svcalloc -> apiserver. Keeping it apart keeps the allocation rules (and
+// their tests) out of the generic REST code.
 package svcalloc
