@@ -49,7 +49,7 @@ test: deps vet unit race fuzz compat ipvs-vm
 # build can reach a call that keeps every exported method in the binary.
 vet:
 	$(GO) vet ./...
-	$(GO) vet -tags skiff_nocontainerd ./netagent/... ./internal/imagecmd/ ./cmd/skiff/
+	$(GO) vet -tags skiff_nocontainerd ./netagent/... ./cli/imagecmd/ ./cmd/skiff/
 	$(GO) run ./hack/deadcode -tags '$(TAGS)'
 	$(GO) run ./hack/deadcode -tags '$(TAGS),skiff_nocontainerd'
 

@@ -1,7 +1,7 @@
 // Package kubectl is Skiff's command line for a running cluster: the verbs
 // users type as kubectl commands, in the skiff binary (`skiff get svc`,
 // `skiff apply -f`, ...). It talks to the server only through the API, with
-// package client, like any other client; internal/cli mounts Commands on
+// package client, like any other client; cli mounts Commands on
 // the root command and cmd/skiff prints errors with PrintError.
 //
 // # Verbs

@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/cli"
 	"github.com/skiff-dev/skiff/client"
-	"github.com/skiff-dev/skiff/internal/cli"
 	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/kubectl"
 	"github.com/skiff-dev/skiff/server"

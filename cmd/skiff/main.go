@@ -20,9 +20,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/skiff-dev/skiff/internal/cli"
+	"github.com/skiff-dev/skiff/cli"
+	"github.com/skiff-dev/skiff/cli/imagecmd"
 	"github.com/skiff-dev/skiff/internal/config"
-	"github.com/skiff-dev/skiff/internal/imagecmd"
 	"github.com/skiff-dev/skiff/internal/nsforward"
 	"github.com/skiff-dev/skiff/kubectl"
 	"github.com/skiff-dev/skiff/netagent"

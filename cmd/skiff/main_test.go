@@ -19,7 +19,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/skiff-dev/skiff/internal/cli"
+	"github.com/skiff-dev/skiff/cli"
 	"github.com/skiff-dev/skiff/netagent/runtime"
 	"github.com/skiff-dev/skiff/netagent/runtime/containerd/logdriver"
 	"github.com/skiff-dev/skiff/netagent/runtime/process"

@@ -1,6 +1,6 @@
 // Package config holds the plain configuration values that the command
 // line builds and the components receive. It imports nothing heavy, so the
-// flag layer (internal/cli) never depends on the components themselves.
+// flag layer (cli) never depends on the components themselves.
 package config
 
 import (

@@ -11,7 +11,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/skiff-dev/skiff/internal/cli"
+	"github.com/skiff-dev/skiff/cli"
 	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/kubectl"
 )

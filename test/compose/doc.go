@@ -7,6 +7,6 @@
 // # Invariants
 //
 //   - Nothing is started: no container, no server, no agent.
-//   - A flag renamed or removed in internal/cli, or a node address out of
+//   - A flag renamed or removed in cli, or a node address out of
 //     the compose network's subnet, fails the test.
 package compose

@@ -26,8 +26,8 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/cli"
 	"github.com/skiff-dev/skiff/client"
-	"github.com/skiff-dev/skiff/internal/cli"
 	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/kubectl"
 	"github.com/skiff-dev/skiff/netagent/cni"

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/cli"
+	"github.com/skiff-dev/skiff/cli/imagecmd"
 	"github.com/skiff-dev/skiff/client"
-	"github.com/skiff-dev/skiff/internal/cli"
 	"github.com/skiff-dev/skiff/internal/config"
-	"github.com/skiff-dev/skiff/internal/imagecmd"
 	"github.com/skiff-dev/skiff/kubectl"
 	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/netagent/runtime"

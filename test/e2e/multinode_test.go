@@ -18,8 +18,8 @@ import (
 	vnetns "github.com/vishvananda/netns"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/cli"
 	"github.com/skiff-dev/skiff/client"
-	"github.com/skiff-dev/skiff/internal/cli"
 	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/kubectl"
 	"github.com/skiff-dev/skiff/netagent"

@@ -7,7 +7,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/skiff-dev/skiff/internal/cli"
+	"github.com/skiff-dev/skiff/cli"
 )
 
 // ErrNoContainerd is every verb's error in a binary built with -tags

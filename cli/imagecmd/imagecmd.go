@@ -17,7 +17,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/skiff-dev/skiff/internal/cli"
+	"github.com/skiff-dev/skiff/cli"
 	"github.com/skiff-dev/skiff/netagent/runtime/containerd"
 	"github.com/skiff-dev/skiff/netagent/runtime/containerd/ociarchive"
 )

@@ -1,7 +1,7 @@
 // Package imagecmd implements the `skiff image` verbs (import, ls, pull,
 // rm, build) on the containerd runtime's image methods
 // (netagent/runtime/containerd) and the archive writer
-// (netagent/runtime/containerd/ociarchive); internal/cli declares the
+// (netagent/runtime/containerd/ociarchive); cli declares the
 // commands and cmd/skiff wires the two.
 //
 // # Invariants

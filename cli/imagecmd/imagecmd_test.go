@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/skiff-dev/skiff/internal/cli"
+	"github.com/skiff-dev/skiff/cli"
 	"github.com/skiff-dev/skiff/netagent/runtime/containerd"
 )
 
