@@ -14,6 +14,8 @@ LDFLAGS   := -s -w -X github.com/skiff-dev/skiff/internal/version.GitCommit=$(VE
 # grpcnotrace drops gRPC's golang.org/x/net/trace (html/template), which
 # would turn off the linker's dead-method elimination: see hack/deadcode.
 TAGS      ?= grpcnotrace
+# staticcheck runs in make vet, at this version (from the Go module proxy).
+STATICCHECK ?= v0.8.2
 
 # Packages whose code runs goroutines concurrently: tested with -race.
 RACE_PKGS := ./store/... ./apiserver/... ./client/... ./controller/... ./scheduler/... ./server/... ./dns/... ./netagent/... ./web/...
@@ -52,6 +54,8 @@ vet:
 	$(GO) vet -tags skiff_nocontainerd ./netagent/... ./cli/imagecmd/ ./cmd/skiff/
 	$(GO) run ./hack/deadcode -tags '$(TAGS)'
 	$(GO) run ./hack/deadcode -tags '$(TAGS),skiff_nocontainerd'
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK) ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK) -tags skiff_nocontainerd ./netagent/... ./cli/imagecmd/ ./cmd/skiff/
 
 unit:
 	$(GO) test -count=1 ./...
