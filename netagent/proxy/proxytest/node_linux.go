@@ -22,25 +22,6 @@ import (
 	"github.com/skiff-dev/skiff/netagent/proxy"
 )
 
-// Addresses of the simulated node. They exist only inside the test's
-// namespaces.
-var (
-	PodCIDR     = netip.MustParsePrefix("10.244.0.0/24")
-	ClusterCIDR = netip.MustParsePrefix("10.244.0.0/16")
-	ServiceCIDR = netip.MustParsePrefix("10.96.0.0/16")
-	Gateway     = netip.MustParseAddr("10.244.0.1")
-	NodeIP      = netip.MustParseAddr("192.168.77.1")
-	ClientIP    = netip.MustParseAddr("192.168.77.2")
-)
-
-const (
-	// PodHTTPPort and PodUDPPort: every pod answers its name on them.
-	PodHTTPPort = 8080
-	PodUDPPort  = 5353
-	// NodeName is the simulated node's name.
-	NodeName = "node-a"
-)
-
 // Node is a simulated node: a "node" network namespace with a bridge
 // (skiff0, Gateway/24) that pods hang off, the service CIDR routed onto the
 // bridge (DESIGN.md), and a "client" namespace on a veth (NodeIP <->
