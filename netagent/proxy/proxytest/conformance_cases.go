@@ -38,7 +38,7 @@ const (
 	ModeIPVS     = "ipvs"
 )
 
-// Why the ipvs mode differs (kube-proxy's ipvs mode does the same).
+// Why the ipvs mode differs (netagent/proxy/ipvs/README.md lists both).
 const (
 	whyIPVSEmpty = "IPVS answers a connection to a virtual server without real servers with port unreachable " +
 		"(ip_vs_leave); the ipvs mode has no rule to drop it"
