@@ -1,7 +1,9 @@
 // Package ipvstest holds validating, stateful fakes of the kernel parts the
 // ipvs proxy mode uses: Fake (the IPVS netlink handle) and Addrs (the
 // interface holding the virtual IPs). They reject what the kernel rejects,
-// with the kernel's errno, so a backend bug fails a test.
+// with the kernel's errno, so a backend bug fails a test. Tracer follows a
+// packet through the ipvs mode's iptables rules (an iptablestest.Fake),
+// the Fake's virtual servers and nat POSTROUTING.
 //
 // # Invariants
 //
