@@ -7,7 +7,10 @@ import (
 	"log/slog"
 	"maps"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +36,14 @@ var Sysctls = [][2]string{
 	{"net.ipv4.vs.conntrack", "1"},
 	{"net.ipv4.vs.expire_nodest_conn", "1"},
 	{"net.ipv4.vs.expire_quiescent_template", "1"},
+}
+
+// WriteSysctl sets a sysctl ("net.ipv4.vs.conntrack") through /proc/sys.
+// /proc/sys/net belongs to the network namespace of the calling thread:
+// run it on a thread inside the node's namespace (Config.Sysctl is
+// usually WriteSysctl wrapped that way).
+func WriteSysctl(key, value string) error {
+	return os.WriteFile(filepath.Join("/proc/sys", strings.ReplaceAll(key, ".", "/")), []byte(value), 0o644)
 }
 
 // Config configures the backend.

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +16,8 @@ import (
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
+
+	"github.com/skiff-dev/skiff/netagent/proxy/ipvs"
 )
 
 // NetNS is a network namespace a test created (bind-mounted under
@@ -135,9 +136,7 @@ func (n *NetNS) Do(f func() error) error {
 // Sysctl writes a /proc/sys value inside the namespace (/proc/sys/net is
 // per network namespace).
 func (n *NetNS) Sysctl(key, value string) error {
-	return n.Do(func() error {
-		return os.WriteFile(filepath.Join("/proc/sys", strings.ReplaceAll(key, ".", "/")), []byte(value), 0o644)
-	})
+	return n.Do(func() error { return ipvs.WriteSysctl(key, value) })
 }
 
 // Listen opens a listener inside the namespace.
