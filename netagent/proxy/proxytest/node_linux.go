@@ -222,14 +222,15 @@ func UDPAsk(ns *NetNS, addr string, srcPort int) (string, error) {
 	return string(buf[:k]), nil
 }
 
-// HostRules is the machine's own iptables state (both backends), read
-// with iptables-save in the test process's namespace. Tests compare it
-// before and after to prove nothing leaked out of their namespaces.
+// HostRules is the machine's own netfilter state, read in the test
+// process's namespace: iptables-save of both backends and the names of
+// the nftables tables. Tests compare it before and after to prove nothing
+// leaked out of their namespaces.
 func HostRules(t testing.TB) string {
 	t.Helper()
 	var b strings.Builder
-	for _, tool := range []string{"iptables-nft-save", "iptables-legacy-save"} {
-		out, err := exec.Command(tool).Output()
+	for _, tool := range [][]string{{"iptables-nft-save"}, {"iptables-legacy-save"}, {"nft", "list", "tables"}} {
+		out, err := exec.Command(tool[0], tool[1:]...).Output()
 		if err != nil {
 			var ee *exec.Error
 			if errors.As(err, &ee) {
