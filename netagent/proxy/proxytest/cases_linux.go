@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 	"github.com/skiff-dev/skiff/netagent/proxy"
 )
 
@@ -40,7 +41,7 @@ type Kernel struct {
 // checks that the machine's own iptables did not change.
 func StartKernel(t *testing.T, newBackend BackendFactory) *Kernel {
 	t.Helper()
-	RequireRoot(t)
+	netnstest.RequireRoot(t)
 	before := HostRules(t)
 	t.Cleanup(func() {
 		if after := HostRules(t); after != before {

@@ -18,7 +18,9 @@
 //   - KernelCases run in the iptables (both backends) and nftables modes
 //     as root, and in the ipvs mode in the VM; Conformance runs in every
 //     mode on its fake kernel, without root.
-//   - Tests that need root skip with "needs root: ..." (CI runs as root).
+//   - The namespaces are netnstest's (netagent/netns/netnstest: each in a
+//     directory of its own, removed at cleanup); tests that need root skip
+//     through netnstest.RequireRoot, the one root check (CI runs as root).
 //   - Cluster assigns increasing resourceVersions and keeps a history, so a
 //     watch from any version replays what came after it.
 //
