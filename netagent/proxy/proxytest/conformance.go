@@ -212,6 +212,19 @@ func Conformance(t *testing.T, newDataplane func(t *testing.T) Dataplane) {
 
 func runSteps(t *testing.T, dp Dataplane, steps []Step) {
 	t.Helper()
+	failures, err := CheckSteps(dp, steps)
+	for _, f := range failures {
+		t.Error(f)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// CheckSteps sends the steps' packets to dp in order and returns one
+// message per step whose outcome is not what the step (or its exception
+// for dp) wants; err is a tracer error, which ends the steps.
+func CheckSteps(dp Dataplane, steps []Step) (failures []string, err error) {
 	connected := map[netip.Addr]Result{}
 	for _, s := range steps {
 		want, why := s.Want, ""
@@ -221,10 +234,10 @@ func runSteps(t *testing.T, dp Dataplane, steps []Step) {
 		if s.Connect {
 			got, err := dp.Connect(s.Packet)
 			if err != nil {
-				t.Fatalf("%s: connect %v: %v", s.Name, s.Packet, err)
+				return failures, fmt.Errorf("%s: connect %v: %w", s.Name, s.Packet, err)
 			}
 			if !slices.Contains(want, got) {
-				t.Errorf("%s: connect %v: got %v, want one of %v%s", s.Name, s.Packet, got, resultSet(want), why)
+				failures = append(failures, fmt.Sprintf("%s: connect %v: got %v, want one of %v%s", s.Name, s.Packet, got, resultSet(want), why))
 			}
 			connected[s.Packet.From.IP] = got
 			continue
@@ -232,18 +245,19 @@ func runSteps(t *testing.T, dp Dataplane, steps []Step) {
 		if s.Sticky {
 			prev, ok := connected[s.Packet.From.IP]
 			if !ok {
-				t.Fatalf("%s: no earlier Connect from %s", s.Name, s.Packet.From.IP)
+				return failures, fmt.Errorf("%s: no earlier Connect from %s", s.Name, s.Packet.From.IP)
 			}
 			want = []Result{prev}
 		}
 		got, err := dp.Trace(s.Packet)
 		if err != nil {
-			t.Fatalf("%s: trace %v: %v", s.Name, s.Packet, err)
+			return failures, fmt.Errorf("%s: trace %v: %w", s.Name, s.Packet, err)
 		}
 		if g, w := resultSet(got), resultSet(want); !slices.Equal(g, w) {
-			t.Errorf("%s: %v\n got: %s\nwant: %s%s", s.Name, s.Packet, strings.Join(g, ", "), strings.Join(w, ", "), why)
+			failures = append(failures, fmt.Sprintf("%s: %v\n got: %s\nwant: %s%s", s.Name, s.Packet, strings.Join(g, ", "), strings.Join(w, ", "), why))
 		}
 	}
+	return failures, nil
 }
 
 // resultSet is the distinct outcomes, sorted.
