@@ -36,18 +36,7 @@ var resSlices = api.Lookup(resources, "discovery.k8s.io/v1", "endpointslices")
 // plugins (CI runs as root with containernetworking-plugins installed).
 func requireNode(t testing.TB) {
 	t.Helper()
-	netnstest.RequireRoot(t)
-	for _, p := range []string{"bridge", "host-local", "portmap", "loopback"} {
-		found := false
-		for _, d := range cni.DefaultPluginDirs() {
-			if _, err := os.Stat(filepath.Join(d, p)); err == nil {
-				found = true
-			}
-		}
-		if !found {
-			t.Skipf("needs the CNI plugin %q in %v (Debian: containernetworking-plugins)", p, cni.DefaultPluginDirs())
-		}
-	}
+	netnstest.RequireCNIPlugins(t)
 	if _, err := exec.LookPath("iptables"); err != nil {
 		t.Skip("needs iptables (the portmap plugin runs it)")
 	}

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
-	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -125,9 +123,7 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 			Mode:      ipt, // detected once, for both
 			Scheduler: p.IPVSScheduler,
 			Sysctl: func(key, value string) error {
-				return p.NetNS.do(func() error {
-					return os.WriteFile("/proc/sys/"+strings.ReplaceAll(key, ".", "/"), []byte(value), 0o644)
-				})
+				return p.NetNS.do(func() error { return ipvs.WriteSysctl(key, value) })
 			},
 			Logger: log,
 		})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 	"github.com/skiff-dev/skiff/netagent/proxy/iptables"
 	"github.com/skiff-dev/skiff/netagent/proxy/nftables"
 	"github.com/skiff-dev/skiff/netagent/proxy/proxytest"
@@ -38,7 +39,7 @@ type world struct {
 }
 
 func newWorld(t *testing.T) *world {
-	proxytest.RequireRoot(t)
+	netnstest.RequireRoot(t)
 	w := &world{node: proxytest.NewNode(t)}
 	w.pod = w.node.AddPod("pod-a", netip.MustParseAddr("10.244.0.2"))
 	w.outside = proxytest.NewNetNS(t, "outside")

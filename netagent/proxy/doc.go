@@ -28,6 +28,11 @@
 //   - State.Endpoints holds every endpoint of a Service port with its
 //     conditions; which ones carry traffic is decided by CategorizeEndpoints
 //     (kube-proxy's rules), which every backend must use.
+//   - Every backend passes proxytest.Conformance on its fake kernel (the
+//     same packets against the same Services, the same outcomes, except
+//     where the table documents a mode's difference and why) and, where
+//     the kernel has the mode, proxytest.KernelCases in network
+//     namespaces.
 //   - Only TCP and UDP ports are proxied; SCTP ports are logged and skipped.
 //     Headless and ExternalName Services have no rules.
 //   - Conntrack entries are deleted only after the backend has programmed

@@ -307,7 +307,7 @@ func (p *Proxier) rebuildService(key string) []portDiff {
 	p.loadService(key)
 	var diffs []portDiff
 	names := append(slices.Clone(oldNames), p.ports[key]...)
-	slices.SortFunc(names, compareNames)
+	slices.SortFunc(names, ServicePortName.Compare)
 	names = slices.Compact(names)
 	for _, n := range names {
 		d := portDiff{name: n, oldSP: oldSPs[n], oldEps: oldEps[n], newSP: p.state.Services[n], newEps: p.state.Endpoints[n]}
@@ -373,10 +373,6 @@ func diff(name ServicePortName, old, cur *State) (portDiff, bool) {
 	equal := (d.oldSP == nil) == (d.newSP == nil) &&
 		(d.oldSP == nil || reflect.DeepEqual(d.oldSP, d.newSP)) && slices.Equal(d.oldEps, d.newEps)
 	return d, !equal
-}
-
-func compareNames(a, b ServicePortName) int {
-	return strings.Compare(a.String(), b.String())
 }
 
 // healthServices computes what each healthCheckNodePort server reports:

@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"net/netip"
+	"strings"
 	"time"
 )
 
@@ -16,6 +17,11 @@ type ServicePortName struct {
 // String is ns/name:port/proto, as kube-proxy prints it.
 func (n ServicePortName) String() string {
 	return n.Namespace + "/" + n.Name + ":" + n.Port + "/" + n.Protocol
+}
+
+// Compare orders names by String, for deterministic syncs.
+func (n ServicePortName) Compare(o ServicePortName) int {
+	return strings.Compare(n.String(), o.String())
 }
 
 // ServicePort is what the backends need of one Service port.

@@ -25,6 +25,7 @@ import (
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/netagent"
+	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 	"github.com/skiff-dev/skiff/netagent/proxy/iptables"
 	"github.com/skiff-dev/skiff/netagent/proxy/proxytest"
 	"github.com/skiff-dev/skiff/server"
@@ -66,7 +67,7 @@ func envInt(name string, def int) int {
 //
 //	go test -run '^$' -bench NetworkProgramming -benchtime 1x ./test/proxylatency/
 func BenchmarkNetworkProgramming(b *testing.B) {
-	proxytest.RequireRoot(b)
+	netnstest.RequireRoot(b)
 	for _, mode := range []string{"iptables", "nftables"} {
 		b.Run(mode, func(b *testing.B) { benchProgramming(b, mode) })
 	}
@@ -89,7 +90,7 @@ type env struct {
 // programmed svc-0000. It all stops at the end of the test.
 func start(tb testing.TB, mode string, n int) *env {
 	tb.Helper()
-	proxytest.RequireRoot(tb)
+	netnstest.RequireRoot(tb)
 	before := proxytest.HostRules(tb)
 	tb.Cleanup(func() {
 		if after := proxytest.HostRules(tb); after != before {

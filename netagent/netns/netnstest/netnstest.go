@@ -2,7 +2,10 @@
 // a "node" namespace to run an agent's data plane in, pod or client
 // namespaces, and veth pairs between them. Everything it makes is removed
 // by t.Cleanup, and tests that cannot make namespaces (not root) are
-// skipped with a message saying so.
+// skipped with a message saying so (RequireRoot; RequireCNIPlugins also
+// checks the CNI plugins a real pod network needs). An NS runs commands,
+// listeners and connections inside itself (Run, Listen, Dial). It is
+// the harness under netagent/proxy/proxytest's simulated node.
 //
 // # Invariants
 //
@@ -29,10 +32,11 @@ import (
 )
 
 // RequireRoot skips the test unless it can create network namespaces.
+// It is the one root check of the repository's namespace tests.
 func RequireRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates network namespaces")
+		t.Skip("needs root: creates network namespaces and programs the kernel inside them (CI runs as root)")
 	}
 }
 

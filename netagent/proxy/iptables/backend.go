@@ -198,7 +198,7 @@ func (b *Backend) restore(ctx context.Context, p *payload) error {
 
 // generate computes the rules of every Service port, sorted by name.
 func (b *Backend) generate(st *proxy.State) ([]proxy.ServicePortName, map[proxy.ServicePortName]*written) {
-	names := slices.SortedFunc(maps.Keys(st.Services), compareNames)
+	names := slices.SortedFunc(maps.Keys(st.Services), proxy.ServicePortName.Compare)
 	out := make(map[proxy.ServicePortName]*written, len(names))
 	for _, n := range names {
 		out[n] = b.render(st, n)
@@ -401,7 +401,7 @@ func (b *Backend) filterBlock(rules map[proxy.ServicePortName][]rule, st *proxy.
 	for _, c := range []string{chainServices, chainExternalServices, chainForward, chainNodePorts, chainFirewall} {
 		f.declare(c)
 	}
-	for _, n := range slices.SortedFunc(maps.Keys(rules), compareNames) {
+	for _, n := range slices.SortedFunc(maps.Keys(rules), proxy.ServicePortName.Compare) {
 		for _, r := range rules[n] {
 			f.append(r)
 		}
@@ -770,10 +770,6 @@ func (b *Backend) Cleanup(ctx context.Context) error {
 	b.lastFilter = nil
 	b.needFull = true
 	return errors.Join(errs...)
-}
-
-func compareNames(a, c proxy.ServicePortName) int {
-	return strings.Compare(a.String(), c.String())
 }
 
 func countOf(specs []string, s string) int {

@@ -7,7 +7,10 @@ import (
 	"log/slog"
 	"maps"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +36,14 @@ var Sysctls = [][2]string{
 	{"net.ipv4.vs.conntrack", "1"},
 	{"net.ipv4.vs.expire_nodest_conn", "1"},
 	{"net.ipv4.vs.expire_quiescent_template", "1"},
+}
+
+// WriteSysctl sets a sysctl ("net.ipv4.vs.conntrack") through /proc/sys.
+// /proc/sys/net belongs to the network namespace of the calling thread:
+// run it on a thread inside the node's namespace (Config.Sysctl is
+// usually WriteSysctl wrapped that way).
+func WriteSysctl(key, value string) error {
+	return os.WriteFile(filepath.Join("/proc/sys", strings.ReplaceAll(key, ".", "/")), []byte(value), 0o644)
 }
 
 // Config configures the backend.
@@ -206,7 +217,7 @@ func (b *Backend) fullSync(ctx context.Context, st *proxy.State) error {
 	byPort := map[proxy.ServicePortName][]vsKey{}
 	owner := map[vsKey]proxy.ServicePortName{}
 	bind := map[netip.Addr]bool{}
-	for _, n := range sortedNames(st) {
+	for _, n := range slices.SortedFunc(maps.Keys(st.Services), proxy.ServicePortName.Compare) {
 		p := planPort(st, st.Services[n], b.sched)
 		plans[n] = p
 		for _, v := range p.vs {
@@ -223,7 +234,7 @@ func (b *Backend) fullSync(ctx context.Context, st *proxy.State) error {
 	for _, a := range onDevice {
 		bound[a] = true
 	}
-	for _, a := range sortedAddrs(bind) {
+	for _, a := range slices.SortedFunc(maps.Keys(bind), netip.Addr.Compare) {
 		if !bound[a] {
 			if err := b.addrs.Add(a); err != nil {
 				return fmt.Errorf("ipvs: %w", err)
@@ -240,19 +251,19 @@ func (b *Backend) fullSync(ctx context.Context, st *proxy.State) error {
 		}
 	}
 	b.written = written
-	for _, k := range sortedKeys(want) {
+	for _, k := range slices.SortedFunc(maps.Keys(want), vsKey.compare) {
 		if err := b.apply(b.written[k], want[k]); err != nil {
 			return err
 		}
 	}
-	for _, k := range sortedKeys(b.written) {
+	for _, k := range slices.SortedFunc(maps.Keys(b.written), vsKey.compare) {
 		if want[k] == nil {
 			if err := b.delete(k); err != nil {
 				return err
 			}
 		}
 	}
-	for _, a := range sortedAddrs(bound) {
+	for _, a := range slices.SortedFunc(maps.Keys(bound), netip.Addr.Compare) {
 		if !bind[a] {
 			if err := b.addrs.Del(a); err != nil {
 				return fmt.Errorf("ipvs: %w", err)
@@ -347,7 +358,7 @@ func (b *Backend) partialSync(ctx context.Context, st *proxy.State, changed []pr
 				want[a] = true
 			}
 		}
-		for _, a := range sortedAddrs(b.bound) {
+		for _, a := range slices.SortedFunc(maps.Keys(b.bound), netip.Addr.Compare) {
 			if !want[a] {
 				if err := b.addrs.Del(a); err != nil {
 					return fmt.Errorf("ipvs: %w", err)
@@ -366,7 +377,7 @@ func (b *Backend) partialSync(ctx context.Context, st *proxy.State, changed []pr
 // writeRules renders the iptables chains and writes those that changed.
 func (b *Backend) writeRules(ctx context.Context, st *proxy.State) error {
 	plans := make([]*portPlan, 0, len(b.plans))
-	for _, n := range sortedNames(st) {
+	for _, n := range slices.SortedFunc(maps.Keys(st.Services), proxy.ServicePortName.Compare) {
 		if p := b.plans[n]; p != nil {
 			plans = append(plans, p)
 		}
@@ -398,7 +409,7 @@ func (b *Backend) apply(cur, want *vsSpec) error {
 		b.stats.ServiceOps++
 		cur.sched, cur.flags, cur.timeout = want.sched, want.flags, want.timeout
 	}
-	for _, ap := range sortedAddrPorts(cur.dests) {
+	for _, ap := range slices.SortedFunc(maps.Keys(cur.dests), netip.AddrPort.Compare) {
 		if _, ok := want.dests[ap]; ok {
 			continue
 		}
@@ -408,7 +419,7 @@ func (b *Backend) apply(cur, want *vsSpec) error {
 		b.stats.DestOps++
 		delete(cur.dests, ap)
 	}
-	for _, ap := range sortedAddrPorts(want.dests) {
+	for _, ap := range slices.SortedFunc(maps.Keys(want.dests), netip.AddrPort.Compare) {
 		w := want.dests[ap]
 		old, ok := cur.dests[ap]
 		switch {
@@ -495,7 +506,7 @@ func (b *Backend) Cleanup(ctx context.Context) error {
 	if err != nil {
 		errs = append(errs, err)
 	}
-	for _, k := range sortedKeys(kernel) {
+	for _, k := range slices.SortedFunc(maps.Keys(kernel), vsKey.compare) {
 		if mine[k.addr] || b.written[k] != nil {
 			b.written[k] = kernel[k]
 			if err := b.delete(k); err != nil {
@@ -517,30 +528,4 @@ func (b *Backend) Cleanup(ctx context.Context) error {
 	b.chains = nil
 	b.needFull = true
 	return errors.Join(errs...)
-}
-
-func sortedKeys(m map[vsKey]*vsSpec) []vsKey {
-	keys := slices.Collect(maps.Keys(m))
-	slices.SortFunc(keys, func(a, b vsKey) int {
-		if c := a.addr.Compare(b.addr); c != 0 {
-			return c
-		}
-		if a.port != b.port {
-			return int(a.port) - int(b.port)
-		}
-		return int(a.proto) - int(b.proto)
-	})
-	return keys
-}
-
-func sortedAddrs(m map[netip.Addr]bool) []netip.Addr {
-	out := slices.Collect(maps.Keys(m))
-	slices.SortFunc(out, netip.Addr.Compare)
-	return out
-}
-
-func sortedAddrPorts(m map[netip.AddrPort]int) []netip.AddrPort {
-	out := slices.Collect(maps.Keys(m))
-	slices.SortFunc(out, netip.AddrPort.Compare)
-	return out
 }

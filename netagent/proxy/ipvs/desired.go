@@ -1,7 +1,6 @@
 package ipvs
 
 import (
-	"cmp"
 	"net/netip"
 	"slices"
 
@@ -93,17 +92,4 @@ func planPort(st *proxy.State, sp *proxy.ServicePort, sched string) *portPlan {
 	}
 	p.rules = renderPort(st, p)
 	return p
-}
-
-// sortedNames is the State's Service ports in name order.
-func sortedNames(st *proxy.State) []proxy.ServicePortName {
-	names := make([]proxy.ServicePortName, 0, len(st.Services))
-	for n := range st.Services {
-		names = append(names, n)
-	}
-	slices.SortFunc(names, func(a, b proxy.ServicePortName) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name),
-			cmp.Compare(a.Port, b.Port), cmp.Compare(a.Protocol, b.Protocol))
-	})
-	return names
 }

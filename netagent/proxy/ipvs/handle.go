@@ -1,6 +1,7 @@
 package ipvs
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"strconv"
@@ -93,6 +94,11 @@ type vsKey struct {
 }
 
 // String is "TCP 10.96.0.10:80", as ipvsadm names a virtual service.
+// compare orders keys by address, port and protocol.
+func (k vsKey) compare(o vsKey) int {
+	return cmp.Or(k.addr.Compare(o.addr), cmp.Compare(k.port, o.port), cmp.Compare(k.proto, o.proto))
+}
+
 func (k vsKey) String() string {
 	return ProtoName(k.proto) + " " + netip.AddrPortFrom(k.addr, k.port).String()
 }

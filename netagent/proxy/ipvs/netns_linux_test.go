@@ -16,6 +16,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 	"github.com/skiff-dev/skiff/netagent/proxy"
 	"github.com/skiff-dev/skiff/netagent/proxy/iptables"
 	"github.com/skiff-dev/skiff/netagent/proxy/ipvs"
@@ -31,7 +32,7 @@ import (
 // socket instead of being balanced: that is what proves the address is
 // local on the node, from the node itself, from a pod and from outside.
 func TestDeviceAndRulesInNetNS(t *testing.T) {
-	proxytest.RequireRoot(t)
+	netnstest.RequireRoot(t)
 	if _, err := exec("iptables-restore"); err != nil {
 		t.Skip("needs the iptables tools: " + err.Error())
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -189,7 +190,7 @@ func render(st *proxy.State, plans []*portPlan) ruleset {
 	for _, a := range slices.Compact(extra) {
 		add(filt, "-A "+chainFilter+" -d "+a.String()+"/32 -m comment --comment \"unknown service ports\" -j REJECT --reject-with icmp-port-unreachable")
 	}
-	for _, a := range sortedAddrs(hairpin) {
+	for _, a := range slices.SortedFunc(maps.Keys(hairpin), netip.Addr.Compare) {
 		add(post, "-A "+chainPostrouting+" -s "+a.String()+"/32 -d "+a.String()+"/32 -m comment --comment hairpin -j MASQUERADE")
 	}
 	add(post, "-A "+chainPostrouting+" -m mark ! --mark "+masqMark+"/"+masqMark+" -j RETURN",

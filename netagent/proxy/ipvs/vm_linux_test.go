@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 	"github.com/skiff-dev/skiff/netagent/proxy"
 	"github.com/skiff-dev/skiff/netagent/proxy/iptables"
 	"github.com/skiff-dev/skiff/netagent/proxy/ipvs"
@@ -19,7 +20,7 @@ import (
 // kernel that has it under qemu and runs these tests there.
 func requireIPVS(t *testing.T) {
 	t.Helper()
-	proxytest.RequireRoot(t)
+	netnstest.RequireRoot(t)
 	if err := ipvs.Available(); err != nil {
 		t.Skipf("needs a kernel with ip_vs (%v); hack/ipvs-vm.sh runs this test in a VM that has it", err)
 	}

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/skiff-dev/skiff/netagent/proxy"
+	"github.com/skiff-dev/skiff/netagent/proxy/proxytest"
 )
 
 // Benchmarks run inside a network namespace they create. Sizes: the
@@ -75,7 +75,7 @@ func nftFile(b *testing.B, ns *testNS, script string) time.Duration {
 func BenchmarkFullSync(b *testing.B) {
 	n := benchServices()
 	ns := newNS(b, "bench-full")
-	k, err := NewNetlink(NetlinkOptions{NetNSFd: int(ns.handle)})
+	k, err := NewNetlink(NetlinkOptions{NetNSFd: ns.fd(b)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -137,14 +137,14 @@ func BenchmarkPartialSync(b *testing.B) {
 					b.Skip("nft -f: two cases are enough to show the floor")
 				}
 				ns := newNS(b, "bench-partial")
-				nl, err := NewNetlink(NetlinkOptions{NetNSFd: int(ns.handle)})
+				nl, err := NewNetlink(NetlinkOptions{NetNSFd: ns.fd(b)})
 				if err != nil {
 					b.Fatal(err)
 				}
 				defer nl.Close()
 				var k Kernel = nl
 				if kernel == "nft-f" {
-					k = NewExec("ip", "netns", "exec", ns.name, "nft")
+					k = NewExec("nsenter", "--net="+ns.Path, "nft")
 				}
 				st := bigState(n)
 				target := spn("svc5000", "http", "TCP")
@@ -204,9 +204,9 @@ func BenchmarkPartialSync(b *testing.B) {
 func BenchmarkConnectLatency(b *testing.B) {
 	for _, n := range []int{10, benchServices()} {
 		b.Run(fmt.Sprintf("services=%d", n), func(b *testing.B) {
-			c := newBenchCluster(b)
+			c := newTestCluster(b, 2)
 			st := bigState(n)
-			st.NodeIPs = []netip.Addr{netip.MustParseAddr(tcNodeIP)}
+			st.NodeIPs = []netip.Addr{proxytest.NodeIP}
 			// The probed Service is in the middle of the maps.
 			target := spn(fmt.Sprintf("svc%d", n/2), "http", "TCP")
 			st.Endpoints[target] = []proxy.Endpoint{{IP: c.podIPs[0], Port: 8080, Ready: true, Serving: true, IsLocal: true}}
@@ -238,55 +238,4 @@ func BenchmarkConnectLatency(b *testing.B) {
 			b.ReportMetric(float64(durs[len(durs)*9/10].Nanoseconds())/1000, "us-p90")
 		})
 	}
-}
-
-// newBenchCluster is newTestCluster for benchmarks (2 pods).
-func newBenchCluster(b *testing.B) *testCluster {
-	c := &testCluster{node: newNS(b, "bnode"), client: newNS(b, "bclient")}
-	n := c.node.name
-	ipc := func(args ...string) {
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			b.Fatalf("ip %v: %v\n%s", args, err, out)
-		}
-	}
-	c.node.run(b, "sysctl", "-qw", "net.ipv4.ip_forward=1", "net.bridge.bridge-nf-call-iptables=1")
-	ipc("-n", n, "link", "add", "skiff0", "type", "bridge")
-	ipc("-n", n, "addr", "add", "10.244.0.1/24", "dev", "skiff0")
-	ipc("-n", n, "link", "set", "skiff0", "up")
-	for i := range 2 {
-		pod := newNS(b, fmt.Sprintf("bpod%d", i))
-		ip := netip.MustParseAddr(fmt.Sprintf("10.244.0.%d", 10+i))
-		veth := fmt.Sprintf("veth%d", i)
-		ipc("-n", n, "link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", pod.name)
-		ipc("-n", n, "link", "set", veth, "master", "skiff0", "up")
-		ipc("-n", pod.name, "addr", "add", ip.String()+"/24", "dev", "eth0")
-		ipc("-n", pod.name, "link", "set", "eth0", "up")
-		ipc("-n", pod.name, "route", "add", "default", "via", "10.244.0.1")
-		c.pods = append(c.pods, pod)
-		c.podIPs = append(c.podIPs, ip)
-		var ln net.Listener
-		if err := pod.do(func() (err error) { ln, err = net.Listen("tcp4", "0.0.0.0:8080"); return err }); err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				conn, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				fmt.Fprintf(conn, "pod %s", conn.RemoteAddr())
-				conn.Close()
-			}
-		}()
-	}
-	ipc("-n", n, "route", "add", "10.96.0.0/16", "dev", "skiff0", "src", "10.244.0.1")
-	k, err := NewNetlink(NetlinkOptions{NetNSFd: int(c.node.handle)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { k.Close() })
-	c.kernel = k
-	c.proxier, _ = New(Config{Kernel: k, Logger: quietLog()})
-	return c
 }

@@ -245,15 +245,16 @@ func (b *builder) fragment(sp *proxy.ServicePort, allEps []proxy.Endpoint, old *
 	addElem := func(set string, e Element) { fr.elems[set] = append(fr.elems[set], e) }
 	svcKey := func(ip netip.Addr) []Val { return []Val{AddrVal(ip), ProtoVal(proto), PortVal(port)} }
 
-	clusterEps, localEps, hasAny := categorizeEndpoints(eps, sp)
+	cat := proxy.CategorizeEndpoints(sp, eps)
+	clusterEps, localEps, hasAny := cat.Cluster, cat.Local, cat.HasAny
 	base := servicePortChainNameBase(sp.Name, proto)
 	clusterChain := clusterChainPrefix + base
 	localChain := localChainPrefix + base
 	extChain := externalChainPrefix + base
 	fwChain := firewallChainPrefix + base
 
-	usesClusterChain := len(clusterEps) > 0 && usesClusterEndpoints(sp)
-	usesLocalChain := len(localEps) > 0 && usesLocalEndpoints(sp)
+	usesClusterChain := len(clusterEps) > 0
+	usesLocalChain := len(localEps) > 0
 
 	internalChain, hasInternal := clusterChain, hasAny
 	if sp.InternalPolicyLocal {
@@ -265,7 +266,7 @@ func (b *builder) fragment(sp *proxy.ServicePort, allEps []proxy.Endpoint, old *
 		externalPolicyChain = localChain
 		hasExternal = hasAny && len(localEps) > 0
 	}
-	usesExtChain := hasAny && externallyAccessible(sp)
+	usesExtChain := hasAny && sp.ExternallyAccessible()
 
 	// Verdicts for traffic that cannot be served: reject when the Service
 	// has no endpoint at all, drop when only the Local policy has none.

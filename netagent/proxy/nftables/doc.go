@@ -30,9 +30,10 @@
 //   - Per-Service-port chain and set names contain a "/" (namespace/name/
 //     protocol/port, prefixed with a hash as kube-proxy does); fixed names
 //     never do.
-//   - Endpoint choice: ready endpoints, or, when none is ready, serving and
-//     terminating ones (kube-proxy's CategorizeEndpoints); Local policies
-//     use local endpoints only.
+//   - Endpoint choice is proxy.CategorizeEndpoints, as in every mode: ready
+//     endpoints, or, when none is ready, serving and terminating ones;
+//     Local policies use local endpoints only, but pods and the node
+//     reaching an external address always get the cluster endpoints.
 //   - Everything kernel-facing goes through the Kernel interface: Netlink
 //     (google/nftables, one lasting socket), Exec (the nft binary, for
 //     measurement) and Fake (validates references the way the kernel does,

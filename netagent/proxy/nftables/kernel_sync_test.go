@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/netip"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +21,7 @@ import (
 // sets as the fake. nft must be able to list what netlink wrote.
 func TestKernelSyncSequence(t *testing.T) {
 	ns := newNS(t, "seq")
-	k, err := NewNetlink(NetlinkOptions{NetNSFd: int(ns.handle)})
+	k, err := NewNetlink(NetlinkOptions{NetNSFd: ns.fd(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,17 +123,11 @@ func TestKernelSyncSequence(t *testing.T) {
 // endpoint through the v6 ClusterIP.
 func TestKernelIPv6(t *testing.T) {
 	c := newTestCluster(t, 1)
-	ipc := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
 	c.node.run(t, "sysctl", "-qw", "net.ipv6.conf.all.forwarding=1", "net.bridge.bridge-nf-call-ip6tables=1")
-	ipc("-n", c.node.name, "addr", "add", "fd00:244::1/64", "dev", "skiff0", "nodad")
-	ipc("-n", c.node.name, "route", "add", "fd00:96::/112", "dev", "skiff0", "src", "fd00:244::1")
-	ipc("-n", c.pods[0].name, "addr", "add", "fd00:244::10/64", "dev", "eth0", "nodad")
-	ipc("-n", c.pods[0].name, "route", "add", "default", "via", "fd00:244::1")
+	c.node.run(t, "ip", "addr", "add", "fd00:244::1/64", "dev", "skiff0", "nodad")
+	c.node.run(t, "ip", "route", "add", "fd00:96::/112", "dev", "skiff0", "src", "fd00:244::1")
+	c.pods[0].run(t, "ip", "addr", "add", "fd00:244::10/64", "dev", "eth0", "nodad")
+	c.pods[0].run(t, "ip", "route", "add", "default", "via", "fd00:244::1")
 	var ln net.Listener
 	if err := c.pods[0].do(func() (err error) { ln, err = net.Listen("tcp6", "[fd00:244::10]:8081"); return err }); err != nil {
 		t.Fatal(err)

@@ -1,97 +1,50 @@
 package nftables
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/vishvananda/netns"
+
+	"github.com/skiff-dev/skiff/netagent/proxy/proxytest"
 )
 
 // Test network namespaces. Every test that touches a kernel does it inside
-// namespaces it creates here (named skiffnft-<pid>-<n>, under /run/netns so
-// that `ip netns exec` reaches them) and removes them when it ends.
+// namespaces it creates (proxytest's, built on netnstest: each in a
+// directory of its own, removed when the test ends; not root: skipped).
 
-var nsCounter atomic.Int64
+// testNS is a test namespace with the helpers these tests use.
+type testNS struct{ *proxytest.NetNS }
 
-type testNS struct {
-	name   string
-	handle netns.NsHandle
-}
-
-func needRoot(t testing.TB) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: creates network namespaces and programs nftables in them")
-	}
-}
-
-// newNS creates a named network namespace with loopback up.
+// newNS creates a network namespace with loopback up.
 func newNS(t testing.TB, role string) *testNS {
 	t.Helper()
-	needRoot(t)
-	name := fmt.Sprintf("skiffnft-%d-%d-%s", os.Getpid(), nsCounter.Add(1), role)
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
+	return &testNS{proxytest.NewNetNS(t, role)}
+}
+
+// fd opens the namespace for NetlinkOptions.NetNSFd; it is closed at the
+// end of the test.
+func (ns *testNS) fd(t testing.TB) int {
+	t.Helper()
+	h, err := netns.GetFromPath(ns.Path)
 	if err != nil {
-		t.Fatalf("get netns: %v", err)
+		t.Fatalf("open netns %s: %v", ns.Path, err)
 	}
-	defer orig.Close()
-	h, err := netns.NewNamed(name)
-	if err != nil {
-		t.Fatalf("create netns %s: %v", name, err)
-	}
-	if err := netns.Set(orig); err != nil {
-		t.Fatalf("restore netns: %v", err)
-	}
-	ns := &testNS{name: name, handle: h}
-	t.Cleanup(func() {
-		ns.handle.Close()
-		if err := netns.DeleteNamed(name); err != nil {
-			t.Errorf("delete netns %s: %v", name, err)
-		}
-	})
-	ns.run(t, "ip", "link", "set", "lo", "up")
-	return ns
+	t.Cleanup(func() { h.Close() })
+	return int(h)
 }
 
 // do runs f with the calling goroutine's thread inside the namespace.
-func (ns *testNS) do(f func() error) error {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	orig, err := netns.Get()
-	if err != nil {
-		return err
-	}
-	defer orig.Close()
-	if err := netns.Set(ns.handle); err != nil {
-		return err
-	}
-	defer func() {
-		if err := netns.Set(orig); err != nil {
-			panic("cannot restore the test thread's netns: " + err.Error())
-		}
-	}()
-	return f()
-}
+func (ns *testNS) do(f func() error) error { return ns.Do(f) }
 
 // run runs a command inside the namespace and fails the test on error.
 func (ns *testNS) run(t testing.TB, args ...string) string {
 	t.Helper()
 	out, err := ns.output(args...)
 	if err != nil {
-		t.Fatalf("%s in %s: %v\n%s", strings.Join(args, " "), ns.name, err, out)
+		t.Fatalf("%s in %s: %v\n%s", strings.Join(args, " "), ns.Name, err, out)
 	}
 	return out
 }
 
-func (ns *testNS) output(args ...string) (string, error) {
-	full := append([]string{"netns", "exec", ns.name}, args...)
-	out, err := exec.Command("ip", full...).CombinedOutput()
-	return string(out), err
-}
+func (ns *testNS) output(args ...string) (string, error) { return ns.Run(args[0], args[1:]...) }

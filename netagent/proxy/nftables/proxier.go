@@ -1,11 +1,11 @@
 package nftables
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/netip"
 	"slices"
 	"sync"
@@ -134,17 +134,6 @@ func (p *Proxier) Cleanup(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// sortedNames returns the Service port names of st, sorted (so that
-// transactions are deterministic).
-func sortedNames[V any](m map[proxy.ServicePortName]V) []proxy.ServicePortName {
-	names := make([]proxy.ServicePortName, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	slices.SortFunc(names, func(a, b proxy.ServicePortName) int { return cmp.Compare(a.String(), b.String()) })
-	return names
-}
-
 func (p *Proxier) syncFull(ctx context.Context, st *proxy.State, g globalConfig) error {
 	f := g.family
 	oldChains, oldSets, err := p.kernel.List(ctx, f, TableName)
@@ -158,7 +147,8 @@ func (p *Proxier) syncFull(ctx context.Context, st *proxy.State, g globalConfig)
 	chains := baseChains(g)
 	sets := sharedSets(f)
 	elems := map[string][]Element{}
-	for _, name := range sortedNames(st.Services) {
+	// Sorted, so that transactions are deterministic.
+	for _, name := range slices.SortedFunc(maps.Keys(st.Services), proxy.ServicePortName.Compare) {
 		fr := b.fragment(st.Services[name], st.Endpoints[name], nil)
 		if fr == nil {
 			continue
@@ -166,7 +156,7 @@ func (p *Proxier) syncFull(ctx context.Context, st *proxy.State, g globalConfig)
 		ts.frags[name] = fr
 		chains = append(chains, fr.chains...)
 		sets = append(sets, fr.sets...)
-		for _, setName := range sortedKeys(fr.elems) {
+		for _, setName := range slices.Sorted(maps.Keys(fr.elems)) {
 			for _, e := range fr.elems[setName] {
 				k := ownerKey(setName, e.KeyString())
 				if other, taken := ts.owner[k]; taken {
@@ -183,7 +173,7 @@ func (p *Proxier) syncFull(ctx context.Context, st *proxy.State, g globalConfig)
 		}
 	}
 	var hairpin []Element
-	for _, a := range sortedAddrs(ts.hairpin) {
+	for _, a := range slices.SortedFunc(maps.Keys(ts.hairpin), netip.Addr.Compare) {
 		hairpin = append(hairpin, Element{Key: []Val{AddrVal(a), AddrVal(a)}})
 	}
 	elems[hairpinSet] = hairpin
@@ -290,7 +280,7 @@ func (p *Proxier) syncPartial(ctx context.Context, st *proxy.State, ts *tableSta
 			names = append(names, n)
 		}
 	}
-	slices.SortFunc(names, func(a, b proxy.ServicePortName) int { return cmp.Compare(a.String(), b.String()) })
+	slices.SortFunc(names, proxy.ServicePortName.Compare)
 
 	// Element changes, by set and key, across all changed ports.
 	type elemChange struct {
@@ -359,7 +349,7 @@ func (p *Proxier) syncPartial(ctx context.Context, st *proxy.State, ts *tableSta
 	delBySet := map[string][]Element{}
 	addBySet := map[string][]Element{}
 	setByName := map[string]*Set{}
-	for _, k := range sortedKeys(changes) {
+	for _, k := range slices.Sorted(maps.Keys(changes)) {
 		c := changes[k]
 		setByName[c.set.Name] = c.set
 		switch {
@@ -375,7 +365,7 @@ func (p *Proxier) syncPartial(ctx context.Context, st *proxy.State, ts *tableSta
 	}
 	newHairpin := map[netip.Addr]int{}
 	var hpDel, hpAdd []Element
-	for _, a := range sortedAddrs(hairpinDelta) {
+	for _, a := range slices.SortedFunc(maps.Keys(hairpinDelta), netip.Addr.Compare) {
 		d := hairpinDelta[a]
 		before := ts.hairpin[a]
 		after := before + d
@@ -396,10 +386,10 @@ func (p *Proxier) syncPartial(ctx context.Context, st *proxy.State, ts *tableSta
 		addBySet[hairpinSet] = hpAdd
 		setByName[hairpinSet] = hp
 	}
-	for _, s := range sortedKeys(delBySet) {
+	for _, s := range slices.Sorted(maps.Keys(delBySet)) {
 		ph.delElems = append(ph.delElems, DeleteElements{Set: setByName[s], Elements: delBySet[s]})
 	}
-	for _, s := range sortedKeys(addBySet) {
+	for _, s := range slices.Sorted(maps.Keys(addBySet)) {
 		ph.addElems = append(ph.addElems, AddElements{Set: setByName[s], Elements: addBySet[s]})
 	}
 
@@ -503,22 +493,4 @@ func diffFragment(f Family, old, nf *fragment, ph *phases) {
 			}
 		}
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-func sortedAddrs[V any](m map[netip.Addr]V) []netip.Addr {
-	out := make([]netip.Addr, 0, len(m))
-	for a := range m {
-		out = append(out, a)
-	}
-	slices.SortFunc(out, func(a, b netip.Addr) int { return a.Compare(b) })
-	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net/netip"
 	"slices"
@@ -192,7 +193,7 @@ func checkSameAsFull(t *testing.T, got *Fake, st *proxy.State) {
 			}
 		}
 	}
-	for _, name := range sortedNames(st.Services) {
+	for _, name := range slices.SortedFunc(maps.Keys(st.Services), proxy.ServicePortName.Compare) {
 		sp := st.Services[name]
 		proto, _ := ParseProto(sp.Protocol)
 		var probes []Packet

@@ -9,6 +9,7 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/netagent/proxy"
+	"github.com/skiff-dev/skiff/netagent/proxy/proxytest"
 )
 
 // TestTraceRulesKernel programs a netns through netlink and reads the
@@ -17,7 +18,6 @@ import (
 // service-nodeports; affinity's per-endpoint chains; a Service without
 // endpoints.
 func TestTraceRulesKernel(t *testing.T) {
-	needRoot(t)
 	c := newTestCluster(t, 3)
 	web := spn("web", "http", "TCP")
 	empty := spn("empty", "http", "TCP")
@@ -78,7 +78,7 @@ func TestTraceRulesKernel(t *testing.T) {
 	}
 	wantThirds("cluster IP", rules)
 
-	np, err := tracer.TraceRules(ctx, netip.MustParseAddrPort(tcNodeIP+":30080"), "TCP")
+	np, err := tracer.TraceRules(ctx, netip.AddrPortFrom(proxytest.NodeIP, 30080), "TCP")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,13 @@
 package proxytest
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 	"github.com/skiff-dev/skiff/netagent/proxy"
 )
 
@@ -38,7 +41,7 @@ type Kernel struct {
 // checks that the machine's own iptables did not change.
 func StartKernel(t *testing.T, newBackend BackendFactory) *Kernel {
 	t.Helper()
-	RequireRoot(t)
+	netnstest.RequireRoot(t)
 	before := HostRules(t)
 	t.Cleanup(func() {
 		if after := HostRules(t); after != before {
@@ -291,6 +294,56 @@ func RunKernelCases(t *testing.T, newBackend BackendFactory) *Kernel {
 		t.Run(c.Name, func(t *testing.T) { c.Run(t, k) })
 	}
 	return k
+}
+
+// CheckRestart keeps an HTTP connection from pod5 to a Service of the
+// KernelCases (10.96.0.15:80) open while a new backend from newBackend (as
+// after an agent restart) does its first full sync of the last State over
+// the rules the running one programmed: the connection stays with its pod,
+// and new connections work.
+func (k *Kernel) CheckRestart(t *testing.T, newBackend BackendFactory) {
+	conn, err := k.Node.Pods[5].Dial("tcp", "10.96.0.15:80", nil, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	r := bufio.NewReader(conn)
+	get := func() string {
+		t.Helper()
+		_ = conn.SetDeadline(time.Now().Add(3 * time.Second))
+		if _, err := fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var b strings.Builder
+		_, _ = bufio.NewReader(resp.Body).WriteTo(&b)
+		return b.String()
+	}
+	first := get()
+	calls := k.Rec.Calls()
+	last := calls[len(calls)-1]
+	st := &proxy.State{
+		Services: last.Services, Endpoints: last.Endpoints, NodeName: NodeName,
+		NodeIPs:     []netip.Addr{NodeIP},
+		ClusterCIDR: ClusterCIDR, ServiceCIDR: ServiceCIDR,
+	}
+	if err := newBackend(t, k.Node).Sync(context.Background(), st, nil); err != nil {
+		t.Fatal(err)
+	}
+	second := get()
+	if !strings.HasPrefix(first, "pod") || !strings.HasPrefix(second, "pod") {
+		t.Errorf("answers %q then %q", first, second)
+	}
+	if name := func(s string) string { n, _, _ := strings.Cut(s, " "); return n }; name(first) != name(second) {
+		t.Errorf("the connection moved from %q to %q", first, second)
+	}
+	if out, err := HTTPGet(k.Node.Pods[5].NetNS, "http://10.96.0.15/"); err != nil || !strings.HasPrefix(out, "pod") {
+		t.Errorf("after the restart: %q %v", out, err)
+	}
 }
 
 // waitHealth polls a health check URL until it answers code.

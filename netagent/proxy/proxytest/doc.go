@@ -1,18 +1,26 @@
 // Package proxytest holds what the proxy modes' tests share: an in-memory
 // API behind real client.Informers (Cluster), object builders, a recording
-// Backend, and, on Linux as root, a simulated node built from network
-// namespaces with the real-kernel cases every mode must pass (KernelCases,
-// RunKernelCases).
+// Backend, the conformance table every mode's fake must pass (Cases,
+// Conformance: a packet against Services and EndpointSlices -> DNAT,
+// masquerade, drop, reject or untouched, with per-mode exceptions and
+// their reasons), and, on Linux as root, a simulated node built from
+// network namespaces with the real-kernel cases every mode must pass
+// (KernelCases, RunKernelCases, CheckRestart).
 //
 // # Invariants
 //
 //   - Everything a kernel test creates lives in network namespaces the test
 //     created (a "node" namespace with a bridge, "pod" namespaces on it, a
 //     "client" namespace on a veth); they are removed when the test ends,
-//     and StartKernel fails the test if the machine's own iptables changed
-//     (iptables-save of both backends before and after). Traffic goes only
-//     between those namespaces.
-//   - Tests that need root skip with "needs root: ..." (CI runs as root).
+//     and StartKernel fails the test if the machine's own netfilter state
+//     changed (iptables-save of both backends and nft list tables, before
+//     and after). Traffic goes only between those namespaces.
+//   - KernelCases run in the iptables (both backends) and nftables modes
+//     as root, and in the ipvs mode in the VM; Conformance runs in every
+//     mode on its fake kernel, without root.
+//   - The namespaces are netnstest's (netagent/netns/netnstest: each in a
+//     directory of its own, removed at cleanup); tests that need root skip
+//     through netnstest.RequireRoot, the one root check (CI runs as root).
 //   - Cluster assigns increasing resourceVersions and keeps a history, so a
 //     watch from any version replays what came after it.
 //

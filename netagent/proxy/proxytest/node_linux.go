@@ -19,26 +19,9 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
+
 	"github.com/skiff-dev/skiff/netagent/proxy"
-)
-
-// Addresses of the simulated node. They exist only inside the test's
-// namespaces.
-var (
-	PodCIDR     = netip.MustParsePrefix("10.244.0.0/24")
-	ClusterCIDR = netip.MustParsePrefix("10.244.0.0/16")
-	ServiceCIDR = netip.MustParsePrefix("10.96.0.0/16")
-	Gateway     = netip.MustParseAddr("10.244.0.1")
-	NodeIP      = netip.MustParseAddr("192.168.77.1")
-	ClientIP    = netip.MustParseAddr("192.168.77.2")
-)
-
-const (
-	// PodHTTPPort and PodUDPPort: every pod answers its name on them.
-	PodHTTPPort = 8080
-	PodUDPPort  = 5353
-	// NodeName is the simulated node's name.
-	NodeName = "node-a"
 )
 
 // Node is a simulated node: a "node" network namespace with a bridge
@@ -89,32 +72,19 @@ func NewNode(t testing.TB) *Node {
 	link, err := n.h.LinkByName("skiff0")
 	must("bridge", err)
 	n.bridge = link
-	must("bridge address", n.h.AddrAdd(link, &netlink.Addr{IPNet: prefixNet(netip.PrefixFrom(Gateway, PodCIDR.Bits()))}))
+	must("bridge address", n.h.AddrAdd(link, &netlink.Addr{IPNet: netnstest.IPNet(netip.PrefixFrom(Gateway, PodCIDR.Bits()))}))
 	must("bridge up", n.h.LinkSetUp(link))
 	must("send_redirects", n.Sysctl("net.ipv4.conf.skiff0.send_redirects", "0"))
 	// docs/networking.md, "Safety of the data plane": the service CIDR is routed onto the bridge, so a node
 	// process can connect to a ClusterIP and nothing leaves the node.
 	must("service route", n.h.RouteAdd(&netlink.Route{LinkIndex: link.Attrs().Index,
-		Dst: prefixNet(ServiceCIDR), Src: Gateway.AsSlice(), Scope: netlink.SCOPE_LINK}))
+		Dst: netnstest.IPNet(ServiceCIDR), Src: Gateway.AsSlice(), Scope: netlink.SCOPE_LINK}))
 
 	// The outside client.
-	must("client veth", n.h.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "eth0"}, PeerName: "eth0",
-		PeerNamespace: netlink.NsFd(int(n.Client.h))}))
-	eth, err := n.h.LinkByName("eth0")
-	must("client veth", err)
-	must("node address", n.h.AddrAdd(eth, &netlink.Addr{IPNet: prefixNet(netip.PrefixFrom(NodeIP, 24))}))
-	must("node eth0 up", n.h.LinkSetUp(eth))
-	ch := n.Client.Handle(t)
-	ceth, err := ch.LinkByName("eth0")
-	must("client eth0", err)
-	must("client address", ch.AddrAdd(ceth, &netlink.Addr{IPNet: prefixNet(netip.PrefixFrom(ClientIP, 24))}))
-	must("client eth0 up", ch.LinkSetUp(ceth))
-	must("client route", ch.RouteAdd(&netlink.Route{Dst: prefixNet(netip.MustParsePrefix("0.0.0.0/0")), Gw: NodeIP.AsSlice()}))
+	netnstest.Connect(t, netnstest.End{NS: n.NS, Name: "eth0", Addr: netip.PrefixFrom(NodeIP, 24)},
+		netnstest.End{NS: n.Client.NS, Name: "eth0", Addr: netip.PrefixFrom(ClientIP, 24)})
+	must("client route", n.Client.Handle(t).RouteAdd(&netlink.Route{Dst: netnstest.IPNet(netip.MustParsePrefix("0.0.0.0/0")), Gw: NodeIP.AsSlice()}))
 	return n
-}
-
-func prefixNet(p netip.Prefix) *net.IPNet {
-	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
 }
 
 // AddPod creates a pod namespace with address ip on the bridge (its
@@ -131,19 +101,13 @@ func (n *Node) AddPod(name string, ip netip.Addr) *Pod {
 		}
 	}
 	host := fmt.Sprintf("veth%d", len(n.Pods))
-	must("veth", n.h.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: host}, PeerName: "eth0",
-		PeerNamespace: netlink.NsFd(int(p.h))}))
+	netnstest.Connect(t, netnstest.End{NS: n.NS, Name: host},
+		netnstest.End{NS: p.NS, Name: "eth0", Addr: netip.PrefixFrom(ip, PodCIDR.Bits())})
 	hl, err := n.h.LinkByName(host)
 	must("veth", err)
 	must("bridge port", n.h.LinkSetMaster(hl, n.bridge))
 	must("hairpin", n.h.LinkSetHairpin(hl, true))
-	must("veth up", n.h.LinkSetUp(hl))
-	ph := p.Handle(t)
-	pl, err := ph.LinkByName("eth0")
-	must("pod eth0", err)
-	must("pod address", ph.AddrAdd(pl, &netlink.Addr{IPNet: prefixNet(netip.PrefixFrom(ip, PodCIDR.Bits()))}))
-	must("pod eth0 up", ph.LinkSetUp(pl))
-	must("pod route", ph.RouteAdd(&netlink.Route{Dst: prefixNet(netip.MustParsePrefix("0.0.0.0/0")), Gw: Gateway.AsSlice()}))
+	must("pod route", p.Handle(t).RouteAdd(&netlink.Route{Dst: netnstest.IPNet(netip.MustParsePrefix("0.0.0.0/0")), Gw: Gateway.AsSlice()}))
 	p.serve(t)
 	n.Pods = append(n.Pods, p)
 	return p
@@ -241,14 +205,15 @@ func UDPAsk(ns *NetNS, addr string, srcPort int) (string, error) {
 	return string(buf[:k]), nil
 }
 
-// HostRules is the machine's own iptables state (both backends), read
-// with iptables-save in the test process's namespace. Tests compare it
-// before and after to prove nothing leaked out of their namespaces.
+// HostRules is the machine's own netfilter state, read in the test
+// process's namespace: iptables-save of both backends and the names of
+// the nftables tables. Tests compare it before and after to prove nothing
+// leaked out of their namespaces.
 func HostRules(t testing.TB) string {
 	t.Helper()
 	var b strings.Builder
-	for _, tool := range []string{"iptables-nft-save", "iptables-legacy-save"} {
-		out, err := exec.Command(tool).Output()
+	for _, tool := range [][]string{{"iptables-nft-save"}, {"iptables-legacy-save"}, {"nft", "list", "tables"}} {
+		out, err := exec.Command(tool[0], tool[1:]...).Output()
 		if err != nil {
 			var ee *exec.Error
 			if errors.As(err, &ee) {

@@ -22,6 +22,8 @@
 // Trace walks a new connection's first packet through the nat and filter
 // hooks and returns every possible outcome with its probability: a
 // "statistic --mode random" rule splits the walk in two branches.
+// Postrouting runs only nat POSTROUTING with a given mark, for a packet
+// another hook rewrote (the ipvs mode's tracer, ipvstest.Tracer).
 package iptablestest
 
 import (

@@ -44,6 +44,10 @@ type Outcome struct {
 	// Delivered: "local" (INPUT) or "forward", "" when dropped.
 	Delivered string
 	Mark      uint32
+	// RoutedMark is the mark at the routing decision, after the first
+	// nat hook (what a hook between it and POSTROUTING, such as IPVS's,
+	// hands on).
+	RoutedMark uint32
 	// RecentSet: the recent lists it was added to (--set).
 	RecentSet []string
 	// Path: the chains and rules it went through.
@@ -69,6 +73,7 @@ type walk struct {
 	delivered  string
 	steps      int
 	routedOnce bool
+	routedMark uint32
 }
 
 type hook struct{ table, chain string }
@@ -92,14 +97,28 @@ func (w *walk) clone() *walk {
 // may rewrite the destination; the routing decision after it picks INPUT
 // for a local destination, else FORWARD and POSTROUTING.
 func (f *Fake) Trace(env Env, p Packet) ([]Outcome, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	first := &walk{prob: 1, dst: p.Dst, dport: p.DPort}
 	if p.Local {
 		first.hooks = []hook{{"nat", "OUTPUT"}, {"filter", "OUTPUT"}}
 	} else {
 		first.hooks = []hook{{"nat", "PREROUTING"}}
 	}
+	return f.trace(env, p, first)
+}
+
+// Postrouting traces p through the nat POSTROUTING hook only, carrying
+// the packet mark mark: a packet that another part of the kernel (IPVS)
+// rewrote and sent out after the hooks Trace follows. It tells whether
+// the packet is masqueraded.
+func (f *Fake) Postrouting(env Env, p Packet, mark uint32) ([]Outcome, error) {
+	first := &walk{prob: 1, dst: p.Dst, dport: p.DPort, mark: mark, routedOnce: true,
+		hooks: []hook{{"nat", "POSTROUTING"}}, delivered: "forward"}
+	return f.trace(env, p, first)
+}
+
+func (f *Fake) trace(env Env, p Packet, first *walk) ([]Outcome, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	var out []Outcome
 	work := []*walk{first}
 	for len(work) > 0 {
@@ -116,7 +135,7 @@ func (f *Fake) Trace(env Env, p Packet) ([]Outcome, error) {
 			}
 			out = append(out, Outcome{
 				Prob: w.prob, Verdict: w.verdict, Dst: netip.AddrPortFrom(w.dst, w.dport), DNAT: w.dnat,
-				Masquerade: w.masq, Delivered: w.delivered, Mark: w.mark, RecentSet: w.recentSet, Path: w.path,
+				Masquerade: w.masq, Delivered: w.delivered, Mark: w.mark, RoutedMark: w.routedMark, RecentSet: w.recentSet, Path: w.path,
 			})
 		}
 	}
@@ -229,6 +248,7 @@ func (f *Fake) endHook(env Env, w *walk, table, _ string) {
 		return
 	}
 	w.routedOnce = true
+	w.routedMark = w.mark
 	localDst := env.local(w.dst)
 	switch {
 	case len(w.hooks) == 0 && !localDst: // arrived, to forward

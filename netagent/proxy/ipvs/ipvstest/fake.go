@@ -1,7 +1,9 @@
 // Package ipvstest holds validating, stateful fakes of the kernel parts the
 // ipvs proxy mode uses: Fake (the IPVS netlink handle) and Addrs (the
 // interface holding the virtual IPs). They reject what the kernel rejects,
-// with the kernel's errno, so a backend bug fails a test.
+// with the kernel's errno, so a backend bug fails a test. Tracer follows a
+// packet through the ipvs mode's iptables rules (an iptablestest.Fake),
+// the Fake's virtual servers and nat POSTROUTING.
 //
 // # Invariants
 //
@@ -27,10 +29,9 @@ import (
 	"syscall"
 
 	mobyipvs "github.com/moby/ipvs"
-)
 
-// Schedulers the fake knows (Linux's ip_vs_* scheduler modules).
-var Schedulers = []string{"rr", "wrr", "lc", "wlc", "lblc", "lblcr", "dh", "sh", "sed", "nq", "fo", "ovf", "mh", "twos"}
+	"github.com/skiff-dev/skiff/netagent/proxy/ipvs"
+)
 
 // Key names a virtual server: "TCP 10.96.0.10:80".
 type Key string
@@ -174,7 +175,7 @@ func key(s *mobyipvs.Service) (Key, error) {
 
 // checkOptions validates the scheduler, flags, timeout and netmask.
 func checkOptions(s *mobyipvs.Service) error {
-	if !slices.Contains(Schedulers, s.SchedName) {
+	if !slices.Contains(ipvs.Schedulers, s.SchedName) {
 		return fmt.Errorf("scheduler %q: %w", s.SchedName, syscall.ENOENT)
 	}
 	if s.Flags&^uint32(0x1|0x8|0x10|0x20|0x40) != 0 {
