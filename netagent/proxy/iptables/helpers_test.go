@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -156,18 +155,6 @@ func sameSpread(got, want map[string]float64) bool {
 		}
 	}
 	return true
-}
-
-// userChains lists the non-built-in chains of a table of the fake.
-func userChains(f *iptablestest.Fake, table string) []string {
-	var out []string
-	for n, c := range f.Table(table).Chains {
-		if !c.Builtin {
-			out = append(out, n)
-		}
-	}
-	slices.Sort(out)
-	return out
 }
 
 var _ = time.Second

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/netip"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -142,5 +141,3 @@ func dnatTo(masq bool, eps ...string) []string {
 	}
 	return sorted(out...)
 }
-
-func joinLines(s []string) string { return strings.Join(s, "\n") }

@@ -221,7 +221,7 @@ func ParseRule(chain string, args []string) (*Rule, error) {
 		cur.Opts = append(cur.Opts, o)
 	}
 	if not {
-		return nil, fmt.Errorf("dangling !")
+		return nil, fmt.Errorf("a dangling ! negates nothing")
 	}
 	return r, r.validate()
 }
