@@ -74,9 +74,10 @@ type Options struct {
 
 // Server is a running (or stopped) Skiff server of a test.
 type Server struct {
-	t   testing.TB // nil for a server from New
-	log *slog.Logger
-	tmp string // a data dir New made, which Close removes
+	t        testing.TB // nil for a server from New
+	log      *slog.Logger
+	tmp      string        // a data dir New made, which Close removes
+	leakWait time.Duration // leakTimeout; shorter in this package's tests
 
 	mu     sync.Mutex
 	cfg    config.Server
@@ -99,7 +100,7 @@ func Start(t testing.TB, opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = testLogger(t)
 	}
-	s := &Server{t: t, log: opts.Logger, cfg: configFor(opts)}
+	s := &Server{t: t, log: opts.Logger, leakWait: leakTimeout, cfg: configFor(opts)}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
 	if err := s.start(ctx, false); err != nil {
@@ -128,7 +129,7 @@ func New(ctx context.Context, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{log: opts.Logger, tmp: tmp, cfg: configFor(opts)}
+	s := &Server{log: opts.Logger, tmp: tmp, leakWait: leakTimeout, cfg: configFor(opts)}
 	if err := s.start(ctx, false); err != nil {
 		if tmp != "" {
 			_ = os.RemoveAll(tmp)
@@ -241,9 +242,9 @@ func (s *Server) stop() error {
 	if err != nil {
 		return fmt.Errorf("stop: %w", err)
 	}
-	if left := waitGoroutines(goroutineLabel, label, leakTimeout); len(left) > 0 {
+	if left := waitGoroutines(goroutineLabel, label, s.leakWait); len(left) > 0 {
 		return fmt.Errorf("stop: %d goroutine stacks of the server still running %v after Stop:\n%s",
-			len(left), leakTimeout, strings.Join(left, "\n"))
+			len(left), s.leakWait, strings.Join(left, "\n"))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()

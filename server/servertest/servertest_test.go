@@ -140,11 +140,13 @@ func TestNewClose(t *testing.T) {
 
 func TestLabelledGoroutines(t *testing.T) {
 	release := make(chan struct{})
-	ended := make(chan struct{}, 2)
-	block := func() { <-release; ended <- struct{}{} }
+	started, ended := make(chan struct{}, 2), make(chan struct{}, 2)
+	block := func() { started <- struct{}{}; <-release; ended <- struct{}{} }
 	pprof.Do(context.Background(), pprof.Labels(goroutineLabel, "mine"), func(context.Context) {
 		go func() { go block(); block() }()
 	})
+	<-started
+	<-started
 	pprof.Do(context.Background(), pprof.Labels(goroutineLabel, "other"), func(context.Context) {
 		go func() { <-release }()
 	})
@@ -167,5 +169,20 @@ func TestLabelledGoroutines(t *testing.T) {
 	<-ended
 	if left := waitGoroutines(goroutineLabel, "mine", 5*time.Second); len(left) != 0 {
 		t.Fatalf("ended goroutines still reported:\n%s", strings.Join(left, "\n"))
+	}
+}
+
+func TestStopReportsALeakedGoroutine(t *testing.T) {
+	ts := Start(t, Options{})
+	ts.leakWait = 200 * time.Millisecond
+	release := make(chan struct{})
+	defer close(release)
+	// A goroutine of this start of the server that never ends.
+	pprof.Do(context.Background(), pprof.Labels(goroutineLabel, ts.label), func(context.Context) {
+		go func() { <-release }()
+	})
+	err := ts.stop()
+	if err == nil || !strings.Contains(err.Error(), "TestStopReportsALeakedGoroutine") {
+		t.Fatalf("stop: %v; want the leaked goroutine's stack", err)
 	}
 }
