@@ -254,9 +254,9 @@ func (s *Server) stop() error {
 	return nil
 }
 
-// Stop stops the server and checks that it stopped (see Start); a failure
-// fails the test, without stopping it, so Stop may run on any goroutine.
-// Stop on a stopped server does nothing.
+// Stop stops the server and checks that it stopped (see Start). A failure
+// is reported with t.Errorf and the test goes on, so Stop may run on any
+// goroutine. Stop on a stopped server does nothing.
 func (s *Server) Stop() {
 	if err := s.stop(); err != nil {
 		s.errorf("servertest: %v", err)
