@@ -1,8 +1,8 @@
 package client_test
 
 // The informer against the whole control plane as `skiff server` runs it
-// (server.Start: PKI, bbolt, allocators, API server, controllers), over
-// its own HTTPS listener on 127.0.0.1.
+// (server.Start, through servertest: PKI, bbolt, allocators, API server,
+// controllers), over its own HTTPS listener on 127.0.0.1.
 
 import (
 	"net/netip"
@@ -12,30 +12,12 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
-	"github.com/skiff-dev/skiff/internal/config"
-	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 func TestInformerAgainstServerStart(t *testing.T) {
 	ctx := ctxT(t)
-	cfg := config.ServerDefaults()
-	cfg.DisableAgent = true // the built-in agent would touch the machine's network
-	cfg.DataDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.NoSync = true
-	srv, err := server.Start(ctx, cfg, nil)
-	if err != nil {
-		t.Fatalf("server.Start: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := srv.Stop(); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-	})
-	c, err := srv.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := servertest.Start(t, servertest.Options{}).Client()
 	res := api.Resources()
 	svcInfo := api.Lookup(res, "v1", "services")
 	nsInfo := api.Lookup(res, "v1", "namespaces")

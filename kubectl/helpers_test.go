@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,7 +20,7 @@ import (
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/kubectl"
-	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 // One control plane serves every test of the package (each test works in
@@ -31,7 +30,7 @@ var (
 	shared struct {
 		once    sync.Once
 		err     error
-		srv     *server.Server
+		ts      *servertest.Server
 		dataDir string
 		c       *client.Client
 	}
@@ -50,48 +49,34 @@ const nodeName = "node-1"
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if shared.srv != nil {
-		if err := shared.srv.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, "server.Stop:", err)
+	if shared.ts != nil {
+		if err := shared.ts.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			code = 1
 		}
-		os.RemoveAll(shared.dataDir)
 	}
 	os.Exit(code)
 }
 
 // cluster starts the shared control plane (with a Ready node) once.
-func cluster(t *testing.T) (*server.Server, *client.Client) {
+func cluster(t *testing.T) (*servertest.Server, *client.Client) {
 	t.Helper()
 	shared.once.Do(func() {
-		dir, err := os.MkdirTemp("", "skiff-kubectl-test-")
-		if err != nil {
-			shared.err = err
-			return
-		}
-		shared.dataDir = dir
-		cfg := config.ServerDefaults()
-		cfg.DataDir = dir
-		cfg.Listen = "127.0.0.1:0"
-		cfg.DisableAgent = true
-		cfg.NoSync = true
-		cfg.NodeMonitorGracePeriod = time.Hour
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		shared.srv, shared.err = server.Start(ctx, cfg, slog.New(slog.DiscardHandler))
+		shared.ts, shared.err = servertest.New(ctx, servertest.Options{
+			Config: func(cfg *config.Server) { cfg.NodeMonitorGracePeriod = time.Hour },
+		})
 		if shared.err != nil {
 			return
 		}
-		shared.c, shared.err = shared.srv.Client()
-		if shared.err != nil {
-			return
-		}
+		shared.dataDir, shared.c = shared.ts.DataDir(), shared.ts.Client()
 		shared.err = createReadyNode(ctx, shared.c)
 	})
 	if shared.err != nil {
 		t.Fatalf("control plane: %v", shared.err)
 	}
-	return shared.srv, shared.c
+	return shared.ts, shared.c
 }
 
 func createReadyNode(ctx context.Context, c *client.Client) error {
@@ -153,7 +138,7 @@ func newHarness(t *testing.T) *harness {
 // namespace set.
 func (h *harness) writeKubeconfig(ns string) string {
 	h.t.Helper()
-	data, err := os.ReadFile(filepath.Join(shared.dataDir, "admin.kubeconfig"))
+	data, err := os.ReadFile(shared.ts.Kubeconfig())
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/internal/config"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 // wantAPIError checks err's code and that its message holds every part.
@@ -45,8 +47,8 @@ func ipaExists(t *testing.T, c *client.Client, ip string) bool {
 }
 
 func TestClusterIPAllocation(t *testing.T) {
-	ts := startServer(t, testConfig(t))
-	c := ts.c
+	ts := servertest.Start(t, servertest.Options{})
+	c := ts.Client()
 	ctx := ctxT(t, 60*time.Second)
 	create := func(s *api.Service) error { return c.Create(ctx, resServices, "default", s) }
 
@@ -186,8 +188,8 @@ func TestClusterIPAllocation(t *testing.T) {
 }
 
 func TestNodePortAllocation(t *testing.T) {
-	ts := startServer(t, testConfig(t))
-	c := ts.c
+	ts := servertest.Start(t, servertest.Options{})
+	c := ts.Client()
 	ctx := ctxT(t, 60*time.Second)
 	create := func(s *api.Service) error { return c.Create(ctx, resServices, "default", s) }
 	get := func(name string) *api.Service {
@@ -349,11 +351,11 @@ func TestNodePortAllocation(t *testing.T) {
 }
 
 func TestRangeFull(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.ServiceCIDR = "10.96.0.0/28" // 14 usable; kubernetes holds .1
-	cfg.NodePortRange = "30000-30019"
-	ts := startServer(t, cfg)
-	c := ts.c
+	ts := servertest.Start(t, servertest.Options{
+		ServiceCIDR: "10.96.0.0/28", // 14 usable; kubernetes holds .1
+		Config:      func(cfg *config.Server) { cfg.NodePortRange = "30000-30019" },
+	})
+	c := ts.Client()
 	ctx := ctxT(t, 60*time.Second)
 	var made []string
 	for i := range 13 {
@@ -418,12 +420,12 @@ func TestRangeFull(t *testing.T) {
 // Services at once over HTTPS; no ClusterIP or NodePort is handed out
 // twice, and the IPAddress objects match the Services one to one.
 func TestConcurrentCreatesNeverDuplicate(t *testing.T) {
-	cfg := testConfig(t)
 	// A small range makes collisions likely if the allocator were racy:
 	// 200 Services in 254 addresses and 300 ports.
-	cfg.ServiceCIDR = "10.96.0.0/24"
-	cfg.NodePortRange = "30000-30299"
-	ts := startServer(t, cfg)
+	ts := servertest.Start(t, servertest.Options{
+		ServiceCIDR: "10.96.0.0/24",
+		Config:      func(cfg *config.Server) { cfg.NodePortRange = "30000-30299" },
+	})
 	const n = 200
 	var (
 		wg    sync.WaitGroup
@@ -440,7 +442,7 @@ func TestConcurrentCreatesNeverDuplicate(t *testing.T) {
 			defer wg.Done()
 			s := service(fmt.Sprintf("conc-%d", i), api.ServiceTypeNodePort, 80)
 			<-start
-			if err := ts.c.Create(ctx, resServices, "default", s); err != nil {
+			if err := ts.Client().Create(ctx, resServices, "default", s); err != nil {
 				errs <- fmt.Errorf("create %s: %w", s.Name, err)
 				return
 			}
@@ -470,11 +472,11 @@ func TestConcurrentCreatesNeverDuplicate(t *testing.T) {
 		}
 		ports[np] = name
 	}
-	stored := checkAllocations(t, ts.c)
+	stored := checkAllocations(t, ts.Client())
 	if len(stored) != n+1 {
 		t.Fatalf("%d Services stored, want %d", len(stored), n+1)
 	}
-	if ipas := listIPAddresses(t, ts.c); len(ipas) != n+1 {
+	if ipas := listIPAddresses(t, ts.Client()); len(ipas) != n+1 {
 		t.Fatalf("%d IPAddresses, want %d (one per Service)", len(ipas), n+1)
 	}
 }
@@ -482,8 +484,8 @@ func TestConcurrentCreatesNeverDuplicate(t *testing.T) {
 // TestIPAddressOfALiveServiceCannotBeDeleted: deleting the IPAddress of a
 // Service through the API must not free its ClusterIP for another Service.
 func TestIPAddressOfALiveServiceCannotBeDeleted(t *testing.T) {
-	ts := startServer(t, testConfig(t))
-	c := ts.c
+	ts := servertest.Start(t, servertest.Options{})
+	c := ts.Client()
 	ctx := ctxT(t, 30*time.Second)
 	a := service("holder", api.ServiceTypeClusterIP, 80)
 	a.Spec.ClusterIP = "10.96.0.40"
@@ -519,8 +521,8 @@ func TestIPAddressOfALiveServiceCannotBeDeleted(t *testing.T) {
 // TestDryRunAllocatesNothing: a dry-run create answers with an IP and a
 // port but keeps neither.
 func TestDryRunAllocatesNothing(t *testing.T) {
-	ts := startServer(t, testConfig(t))
-	c := ts.c
+	ts := servertest.Start(t, servertest.Options{})
+	c := ts.Client()
 	ctx := ctxT(t, 30*time.Second)
 	s := service("dry", api.ServiceTypeNodePort, 80)
 	s.Spec.ClusterIP = "10.96.0.90"

@@ -17,6 +17,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -27,12 +28,16 @@ import (
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
-// benchConfig is a server config with fsync on.
-func benchConfig(b testing.TB) config.Server {
-	cfg := testConfig(b)
-	cfg.NoSync = false
+// startConfig is the configuration of a benchmark of server.Start itself:
+// dataDir, a loopback port of the kernel's choosing, no agent, fsync on.
+func startConfig(dataDir string) config.Server {
+	cfg := config.ServerDefaults()
+	cfg.DataDir = dataDir
+	cfg.Listen = "127.0.0.1:0"
+	cfg.DisableAgent = true
 	return cfg
 }
 
@@ -47,10 +52,10 @@ func percentile(sorted []time.Duration, p float64) float64 {
 }
 
 // newClients makes n admin clients, each with its own connection.
-func newClients(b testing.TB, ts *testServer, n int) []*client.Client {
+func newClients(b testing.TB, ts *servertest.Server, n int) []*client.Client {
 	out := make([]*client.Client, n)
 	for i := range out {
-		out[i] = ts.clientWith(b, ts.Bundle().AdminToken)
+		out[i] = clientWith(b, ts, ts.Bundle().AdminToken)
 	}
 	return out
 }
@@ -63,8 +68,8 @@ func BenchmarkServiceCreate16(b *testing.B) {
 		workers = 16
 		perOp   = 2000
 	)
-	ts := startServer(b, benchConfig(b))
-	mustCreateNS(b, ts.c, "bench")
+	ts := servertest.Start(b, servertest.Options{Sync: true})
+	mustCreateNS(b, ts.Client(), "bench")
 	clients := newClients(b, ts, workers)
 	// Warm the connections (TLS handshakes are not what is measured).
 	for i, c := range clients {
@@ -122,10 +127,10 @@ func BenchmarkWatchLatency100(b *testing.B) {
 		watchers = 100
 		perOp    = 100
 	)
-	ts := startServer(b, benchConfig(b))
-	mustCreateNS(b, ts.c, "bench")
+	ts := servertest.Start(b, servertest.Options{Sync: true})
+	mustCreateNS(b, ts.Client(), "bench")
 	var l api.ServiceList
-	if err := ts.c.List(context.Background(), resServices, "bench", client.ListOptions{}, &l); err != nil {
+	if err := ts.Client().List(context.Background(), resServices, "bench", client.ListOptions{}, &l); err != nil {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -137,7 +142,7 @@ func BenchmarkWatchLatency100(b *testing.B) {
 	got := make(chan delivery, watchers*4)
 	var ready sync.WaitGroup
 	for range watchers {
-		c := ts.clientWith(b, ts.Bundle().AdminToken)
+		c := clientWith(b, ts, ts.Bundle().AdminToken)
 		w, err := c.Watch(ctx, resServices, "bench", client.ListOptions{ResourceVersion: l.ResourceVersion})
 		if err != nil {
 			b.Fatal(err)
@@ -169,7 +174,7 @@ func BenchmarkWatchLatency100(b *testing.B) {
 		}()
 	}
 	ready.Wait()
-	writer := ts.clientWith(b, ts.Bundle().AdminToken)
+	writer := clientWith(b, ts, ts.Bundle().AdminToken)
 	var from201, fromSend []time.Duration
 	seq := 0
 	b.ResetTimer()
@@ -220,9 +225,8 @@ const podJSON = `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-7d9f8b6
 // pods are too slow to create for every b.N round.
 var list10k struct {
 	once sync.Once
-	ts   *testServer
+	ts   *servertest.Server
 	err  error
-	dir  string
 }
 
 // BenchmarkList10kPods: GET /api/v1/pods with 10,000 ~1 KB pods stored,
@@ -230,22 +234,20 @@ var list10k struct {
 func BenchmarkList10kPods(b *testing.B) {
 	const pods = 10000
 	list10k.once.Do(func() {
-		cfg := benchConfig(b)
-		// The server outlives this b (b.N rounds rerun the function), so
-		// its data dir must too; TestMain removes it.
-		cfg.DataDir, list10k.err = mkdirTemp("skiff-bench-list-")
-		if list10k.err != nil {
-			return
-		}
-		list10k.dir = cfg.DataDir
-		s, err := server.Start(context.Background(), cfg, nil)
+		// The server outlives this b (b.N rounds rerun the function):
+		// TestMain closes it.
+		ts, err := servertest.New(context.Background(), servertest.Options{Sync: true})
 		if err != nil {
 			list10k.err = err
 			return
 		}
-		c, _ := s.Client()
-		list10k.ts = &testServer{Server: s, c: c}
-		afterTests = append(afterTests, func() { _ = s.Stop() })
+		list10k.ts = ts
+		afterTests = append(afterTests, func() {
+			if err := ts.Close(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+			}
+		})
+		s := ts.Server()
 		var next atomic.Int64
 		var wg sync.WaitGroup
 		var failed atomic.Value
@@ -294,7 +296,7 @@ func BenchmarkList10kPods(b *testing.B) {
 	}
 	// Check the count once, and warm the connection.
 	var l client.RawList
-	if err := ts.c.List(context.Background(), resPods, "", client.ListOptions{}, &l); err != nil {
+	if err := ts.Client().List(context.Background(), resPods, "", client.ListOptions{}, &l); err != nil {
 		b.Fatal(err)
 	}
 	if len(l.Items) != pods {
@@ -354,15 +356,14 @@ func BenchmarkStartToReady(b *testing.B) {
 	b.Run("fresh", func(b *testing.B) {
 		for range b.N {
 			b.StopTimer()
-			cfg := benchConfig(b)
+			cfg := startConfig(b.TempDir())
 			b.StartTimer()
 			measure(b, cfg)
 		}
 		report(b)
 	})
 	b.Run("restart-1000-services", func(b *testing.B) {
-		cfg := benchConfig(b)
-		ts := startServer(b, cfg)
+		ts := servertest.Start(b, servertest.Options{Sync: true})
 		var wg sync.WaitGroup
 		var next atomic.Int64
 		for range 16 {
@@ -370,7 +371,7 @@ func BenchmarkStartToReady(b *testing.B) {
 			go func() {
 				defer wg.Done()
 				for i := next.Add(1); i <= 1000; i = next.Add(1) {
-					if err := ts.c.Create(context.Background(), resServices, "default", service(fmt.Sprintf("s-%d", i), api.ServiceTypeNodePort, 80)); err != nil {
+					if err := ts.Client().Create(context.Background(), resServices, "default", service(fmt.Sprintf("s-%d", i), api.ServiceTypeNodePort, 80)); err != nil {
 						b.Error(err)
 						return
 					}
@@ -378,7 +379,8 @@ func BenchmarkStartToReady(b *testing.B) {
 			}()
 		}
 		wg.Wait()
-		ts.stop()
+		ts.Stop()
+		cfg := startConfig(ts.DataDir())
 		b.ResetTimer()
 		for range b.N {
 			measure(b, cfg)

@@ -21,6 +21,7 @@ import (
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 	"github.com/skiff-dev/skiff/store"
 	"github.com/skiff-dev/skiff/store/storetest"
 )
@@ -253,13 +254,9 @@ func TestCrashMidStormLosesNoAckedWriteAndLeaksNoIP(t *testing.T) {
 		}
 	}
 
-	cfg := config.ServerDefaults()
-	cfg.DataDir = dataDir
-	cfg.Listen = "127.0.0.1:0"
-	cfg.DisableAgent = true
-	ts := startServer(t, cfg)
-	verifyAcked(t, ts.c, all)
-	stored := checkAllocations(t, ts.c)
+	ts := servertest.Start(t, servertest.Options{DataDir: dataDir, Sync: true})
+	verifyAcked(t, ts.Client(), all)
+	stored := checkAllocations(t, ts.Client())
 
 	// Allocating after the restart never returns what a stored Service holds.
 	heldIP, heldPort := map[string]bool{}, map[int32]bool{}
@@ -272,17 +269,17 @@ func TestCrashMidStormLosesNoAckedWriteAndLeaksNoIP(t *testing.T) {
 	ctx := ctxT(t, 60*time.Second)
 	for i := range 50 {
 		s := service(fmt.Sprintf("after-crash-%d", i), api.ServiceTypeNodePort, 80)
-		if err := ts.c.Create(ctx, resServices, "default", s); err != nil {
+		if err := ts.Client().Create(ctx, resServices, "default", s); err != nil {
 			t.Fatal(err)
 		}
 		if heldIP[s.Spec.ClusterIP] || heldPort[s.Spec.Ports[0].NodePort] {
 			t.Fatalf("after restart, %s got %s:%d, already held by a stored Service", s.Name, s.Spec.ClusterIP, s.Spec.Ports[0].NodePort)
 		}
 	}
-	checkAllocations(t, ts.c)
+	checkAllocations(t, ts.Client())
 
 	// The store file itself passes its checks after the crashes.
-	ts.stop()
+	ts.Stop()
 	if err := storetest.CheckFile(ctx, filepath.Join(dataDir, "db", "skiff.db"), store.BoltOptions{}); err != nil {
 		t.Fatalf("store file after crashes: %v", err)
 	}

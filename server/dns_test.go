@@ -14,7 +14,9 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 const dnsNS = "dnstest"
@@ -158,15 +160,17 @@ func dnsSlice(name, svc string, port int32, eps ...api.Endpoint) *api.EndpointSl
 
 // dnsConfig starts a server with DNS on 127.0.0.1 (a port of its own
 // choosing), forwarding to upstream; TTL 7s to see the flag arrive.
-func startDNSServer(t *testing.T, upstream string) *testServer {
+func startDNSServer(t *testing.T, upstream string) *servertest.Server {
 	t.Helper()
-	cfg := testConfig(t)
-	cfg.DNSListen = "127.0.0.1:0"
-	cfg.DNSTTL = 7 * time.Second
-	cfg.DNSUpstream = []string{upstream}
-	// The test writes EndpointSlices itself.
-	cfg.DisabledControllers = append(cfg.DisabledControllers, "endpointslice")
-	ts := startServer(t, cfg)
+	ts := servertest.Start(t, servertest.Options{
+		DNS: true,
+		// The test writes EndpointSlices itself.
+		DisabledControllers: []string{"endpointslice"},
+		Config: func(cfg *config.Server) {
+			cfg.DNSTTL = 7 * time.Second
+			cfg.DNSUpstream = []string{upstream}
+		},
+	})
 	if ts.DNSAddr() == "" {
 		t.Fatal("DNSAddr empty with --dns-listen set")
 	}
@@ -190,7 +194,7 @@ func TestDNSRecords(t *testing.T) {
 	upstream := fakeUpstream(t, map[string]string{"www.example.com.": "192.0.2.10", "example.org.": "192.0.2.20"})
 	ts := startDNSServer(t, upstream)
 	addr := ts.DNSAddr()
-	webIP := dnsFixture(t, ts.c)
+	webIP := dnsFixture(t, ts.Client())
 	webRev, err := mdns.ReverseAddr(webIP)
 	if err != nil {
 		t.Fatal(err)
@@ -300,12 +304,12 @@ func TestDNSRecords(t *testing.T) {
 func TestDNSServiceDelete(t *testing.T) {
 	ts := startDNSServer(t, fakeUpstream(t, nil))
 	addr := ts.DNSAddr()
-	webIP := dnsFixture(t, ts.c)
+	webIP := dnsFixture(t, ts.Client())
 	rev, _ := mdns.ReverseAddr(webIP)
 	waitDNS(t, addr, "web.dnstest.svc.cluster.local.", mdns.TypeA, mdns.RcodeSuccess, 1)
 	waitDNS(t, addr, rev, mdns.TypePTR, mdns.RcodeSuccess, 1)
 	ctx := ctxT(t, 10*time.Second)
-	if err := ts.c.Delete(ctx, resServices, dnsNS, "web", client.DeleteOptions{}); err != nil {
+	if err := ts.Client().Delete(ctx, resServices, dnsNS, "web", client.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitDNS(t, addr, "web.dnstest.svc.cluster.local.", mdns.TypeA, mdns.RcodeNameError, 0)
@@ -319,12 +323,12 @@ func TestDNSServiceDelete(t *testing.T) {
 	// The other Services are untouched.
 	waitDNS(t, addr, "nginx.dnstest.svc.cluster.local.", mdns.TypeA, mdns.RcodeSuccess, 2)
 	// The headless Service's slice goes away: no ready endpoint is NXDOMAIN.
-	if err := ts.c.Delete(ctx, resSlices, dnsNS, "nginx-1", client.DeleteOptions{}); err != nil {
+	if err := ts.Client().Delete(ctx, resSlices, dnsNS, "nginx-1", client.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitDNS(t, addr, "nginx.dnstest.svc.cluster.local.", mdns.TypeA, mdns.RcodeNameError, 0)
 	// The pod goes: its name goes.
-	if err := ts.c.Delete(ctx, resPods, dnsNS, "client", client.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+	if err := ts.Client().Delete(ctx, resPods, dnsNS, "client", client.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
 		t.Fatal(err)
 	}
 	waitDNS(t, addr, "10-244-5-20.dnstest.pod.cluster.local.", mdns.TypeA, mdns.RcodeNameError, 0)
@@ -334,11 +338,11 @@ func TestDNSHeadlessTruncation(t *testing.T) {
 	ts := startDNSServer(t, fakeUpstream(t, nil))
 	addr := ts.DNSAddr()
 	ctx := ctxT(t, 30*time.Second)
-	mustCreateNS(t, ts.c, dnsNS)
+	mustCreateNS(t, ts.Client(), dnsNS)
 	big := service("big", api.ServiceTypeClusterIP, 80)
 	big.Spec.Ports[0].Name = "http"
 	big.Spec.ClusterIP = api.ClusterIPNone
-	if err := ts.c.Create(ctx, resServices, dnsNS, big); err != nil {
+	if err := ts.Client().Create(ctx, resServices, dnsNS, big); err != nil {
 		t.Fatal(err)
 	}
 	// 120 endpoints in two slices, as the EndpointSlice controller splits them.
@@ -350,7 +354,7 @@ func TestDNSHeadlessTruncation(t *testing.T) {
 			all = append(all, "A "+ip)
 			eps = append(eps, api.Endpoint{Addresses: []string{ip}})
 		}
-		if err := ts.c.Create(ctx, resSlices, dnsNS, dnsSlice(fmt.Sprintf("big-%d", s), "big", 8080, eps...)); err != nil {
+		if err := ts.Client().Create(ctx, resSlices, dnsNS, dnsSlice(fmt.Sprintf("big-%d", s), "big", 8080, eps...)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -399,18 +403,19 @@ func TestDNSStopAndBusyPort(t *testing.T) {
 	waitDNS(t, addr, "kubernetes.default.svc.cluster.local.", mdns.TypeA, mdns.RcodeSuccess, 1)
 
 	// A second server on the same address fails to start.
-	cfg := testConfig(t)
-	cfg.DNSListen = addr
+	cfg := ts.Config() // DNSListen is addr
+	cfg.DataDir = t.TempDir()
+	cfg.Listen = "127.0.0.1:0"
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if s, err := server.Start(ctx, cfg, testLogger(t)); err == nil {
+	if s, err := server.Start(ctx, cfg, nil); err == nil {
 		_ = s.Stop()
 		t.Fatal("Start succeeded on a busy DNS address")
 	} else if !strings.Contains(err.Error(), "--dns-listen") {
 		t.Fatalf("Start error %v, want it to name --dns-listen", err)
 	}
 
-	ts.stop()
+	ts.Stop()
 	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 		c.Close()
 		t.Fatal("DNS TCP still accepting after Stop")
@@ -425,7 +430,7 @@ func TestDNSStopAndBusyPort(t *testing.T) {
 }
 
 func TestNoDNSWithoutListen(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, servertest.Options{})
 	if a := ts.DNSAddr(); a != "" {
 		t.Fatalf("DNSAddr %q without --dns-listen", a)
 	}

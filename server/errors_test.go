@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 // svcJSON is a valid Service manifest for edits.
@@ -17,7 +18,7 @@ const svcJSON = `{"apiVersion":"v1","kind":"Service","metadata":{"name":%q},
 "spec":{"selector":{"app":"x"},"ports":[{"name":"http","port":80,"targetPort":8080}]}}`
 
 func TestErrorsAreStatuses(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, servertest.Options{})
 	hc := httpClient(t, ts.Bundle().CACertPEM)
 	tok := ts.Bundle().AdminToken
 	base := ts.URL() + "/api/v1/namespaces/default/services"
@@ -25,12 +26,12 @@ func TestErrorsAreStatuses(t *testing.T) {
 
 	// A stored Service whose resourceVersion goes stale.
 	stale := service("stale", api.ServiceTypeClusterIP, 80)
-	if err := ts.c.Create(ctx, resServices, "default", stale); err != nil {
+	if err := ts.Client().Create(ctx, resServices, "default", stale); err != nil {
 		t.Fatal(err)
 	}
 	staleRV := stale.ResourceVersion
 	stale.Labels = map[string]string{"bump": "1"}
-	if err := ts.c.Update(ctx, resServices, "default", stale); err != nil {
+	if err := ts.Client().Update(ctx, resServices, "default", stale); err != nil {
 		t.Fatal(err)
 	}
 	stale.Labels["bump"] = "2"
@@ -185,7 +186,7 @@ func TestErrorsAreStatuses(t *testing.T) {
 
 	// None of the rejected writes stored anything.
 	var l api.ServiceList
-	if err := ts.c.List(ctx, resServices, "default", clientListAll, &l); err != nil {
+	if err := ts.Client().List(ctx, resServices, "default", clientListAll, &l); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range l.Items {
@@ -193,7 +194,7 @@ func TestErrorsAreStatuses(t *testing.T) {
 			t.Errorf("a rejected request stored Service %s", s.Name)
 		}
 	}
-	if got := len(listIPAddresses(t, ts.c)); got != 2 {
+	if got := len(listIPAddresses(t, ts.Client())); got != 2 {
 		t.Errorf("%d IPAddresses after rejected creates, want 2 (kubernetes, stale)", got)
 	}
 	if r := raw(t, hc, "GET", base+"/stale", tok, nil); r.code != http.StatusOK || !strings.Contains(string(r.body), `"bump":"1"`) {

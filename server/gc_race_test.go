@@ -11,6 +11,7 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 // gcRaceRounds is how many owners each policy deletes right after creating
@@ -22,9 +23,7 @@ const gcRaceRounds = 30
 // names a controller that would create ReplicaSets and Pods for the
 // owners; it is disabled in case it is wired, and harmless if not.
 func gcRaceServer(t *testing.T) *client.Client {
-	cfg := testConfig(t)
-	cfg.DisabledControllers = append(cfg.DisabledControllers, "deployment")
-	return startServer(t, cfg).c
+	return servertest.Start(t, servertest.Options{DisabledControllers: []string{"deployment"}}).Client()
 }
 
 // raceOwner is one Deployment deleted right after its dependents were

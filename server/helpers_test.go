@@ -9,18 +9,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
-	"github.com/skiff-dev/skiff/internal/config"
-	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 // Resource table entries the tests address.
@@ -36,72 +33,8 @@ var (
 	resLeases     = api.Lookup(resources, "coordination.k8s.io/v1", "leases")
 )
 
-// testConfig is a server config on a fresh data dir, a random loopback
-// port and fsync off (the crash test and the benchmarks turn it on).
-func testConfig(t testing.TB) config.Server {
-	cfg := config.ServerDefaults()
-	cfg.DataDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.DisableAgent = true
-	cfg.NoSync = true
-	return cfg
-}
-
-// testLogger logs warnings and errors to the test log only when -v asks
-// for them; info lines would drown the output.
-func testLogger(t testing.TB) *slog.Logger {
-	if !testing.Verbose() {
-		return slog.New(slog.DiscardHandler)
-	}
-	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-type tWriter struct{ t testing.TB }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
-
-// startServer runs a control plane for the test and stops it at cleanup
-// (a test may Stop it earlier through stopOnce).
-func startServer(t testing.TB, cfg config.Server) *testServer {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := server.Start(ctx, cfg, testLogger(t))
-	if err != nil {
-		t.Fatalf("server.Start: %v", err)
-	}
-	ts := &testServer{Server: s, t: t, cfg: cfg}
-	c, err := s.Client()
-	if err != nil {
-		t.Fatalf("client: %v", err)
-	}
-	ts.c = c
-	t.Cleanup(func() { ts.stop() })
-	return ts
-}
-
-type testServer struct {
-	*server.Server
-	t    testing.TB
-	cfg  config.Server
-	c    *client.Client
-	once sync.Once
-}
-
-// stop stops the server once; later calls do nothing.
-func (ts *testServer) stop() {
-	ts.once.Do(func() {
-		if err := ts.Stop(); err != nil {
-			ts.t.Errorf("server.Stop: %v", err)
-		}
-	})
-}
-
 // clientWith is a client of ts with another token.
-func (ts *testServer) clientWith(t testing.TB, token string) *client.Client {
+func clientWith(t testing.TB, ts *servertest.Server, token string) *client.Client {
 	t.Helper()
 	c, err := client.New(client.Config{Server: ts.URL(), CAPEM: ts.Bundle().CACertPEM, Token: token})
 	if err != nil {
@@ -329,20 +262,8 @@ func checkAllocations(t testing.TB, c *client.Client) (svcs []api.Service) {
 }
 
 // afterTests run once every test and benchmark is done (servers that
-// outlive one benchmark function's b.N rounds); tempDirs are then removed.
-var (
-	afterTests []func()
-	tempDirs   []string
-)
-
-// mkdirTemp makes a directory that TestMain removes at the end.
-func mkdirTemp(pattern string) (string, error) {
-	d, err := os.MkdirTemp("", pattern)
-	if err == nil {
-		tempDirs = append(tempDirs, d)
-	}
-	return d, err
-}
+// outlive one benchmark function's b.N rounds).
+var afterTests []func()
 
 func TestMain(m *testing.M) {
 	// The crash test re-executes this binary as the server process.
@@ -352,9 +273,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	for _, f := range afterTests {
 		f()
-	}
-	for _, d := range tempDirs {
-		_ = os.RemoveAll(d)
 	}
 	os.Exit(code)
 }

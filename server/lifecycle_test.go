@@ -8,6 +8,7 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 const holdFinalizer = "skiff.test/hold"
@@ -56,8 +57,8 @@ func endpointSlice(name, svc string) *api.EndpointSlice {
 }
 
 func TestNamespaceDeletionDeletesEverything(t *testing.T) {
-	ts := startServer(t, testConfig(t))
-	c := ts.c
+	ts := servertest.Start(t, servertest.Options{})
+	c := ts.Client()
 	ctx := ctxT(t, 60*time.Second)
 	const ns = "doomed"
 	mustCreateNS(t, c, ns)
@@ -187,8 +188,8 @@ func newGCFixture(t *testing.T, c *client.Client, ns, prefix string, block bool,
 }
 
 func TestGarbageCollection(t *testing.T) {
-	ts := startServer(t, testConfig(t))
-	c := ts.c
+	ts := servertest.Start(t, servertest.Options{})
+	c := ts.Client()
 	const ns = "gc"
 	mustCreateNS(t, c, ns)
 

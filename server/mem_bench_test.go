@@ -74,6 +74,7 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 // memParams size the generated cluster (hack/dnsbench's defaults).
@@ -218,18 +219,16 @@ func BenchmarkMemory10kServices(b *testing.B) {
 }
 
 func runMemory10k(b *testing.B, controller bool) {
-	cfg := testConfig(b) // NoSync, DisableAgent
-	cfg.DNSListen = "127.0.0.1:0"
-	cfg.DNSUpstream = []string{} // nothing leaves 127.0.0.1
-	cfg.DisabledControllers = []string{"endpointslice", "scheduler"}
+	disabled := []string{"endpointslice", "scheduler"}
 	if controller {
-		cfg.DisabledControllers = []string{"scheduler"}
+		disabled = []string{"scheduler"}
 	}
-	ts := startServer(b, cfg)
-	defer ts.stop()
+	// fsync off, no agent; DNS forwards nowhere: nothing leaves 127.0.0.1.
+	ts := servertest.Start(b, servertest.Options{DNS: true, DisabledControllers: disabled})
+	defer ts.Stop()
 	ctx := ctxT(b, 10*time.Minute)
 	for i := range memNamespaces {
-		mustCreateNS(b, ts.c, fmt.Sprintf("ns-%02d", i))
+		mustCreateNS(b, ts.Client(), fmt.Sprintf("ns-%02d", i))
 	}
 	clients := newClients(b, ts, memWorkers)
 	work := make(chan memGenerated, 64)
@@ -328,7 +327,7 @@ func runMemory10k(b *testing.B, controller bool) {
 	rev, since := "", time.Now()
 	eventually(b, 2*time.Minute, "revision stands still", func() (bool, error) {
 		var l api.NamespaceList
-		if err := ts.c.List(ctx, resNamespaces, "", client.ListOptions{Limit: 1}, &l); err != nil {
+		if err := ts.Client().List(ctx, resNamespaces, "", client.ListOptions{Limit: 1}, &l); err != nil {
 			return false, err
 		}
 		if l.ResourceVersion != rev {
@@ -348,7 +347,7 @@ func runMemory10k(b *testing.B, controller bool) {
 	goHeld := samples[0].Value.Uint64() - samples[1].Value.Uint64()
 	st := procStatus(b)
 	var dbSize int64
-	if fi, err := os.Stat(filepath.Join(cfg.DataDir, "db", "skiff.db")); err == nil {
+	if fi, err := os.Stat(filepath.Join(ts.DataDir(), "db", "skiff.db")); err == nil {
 		dbSize = fi.Size()
 	}
 
@@ -395,8 +394,8 @@ func runMemory10k(b *testing.B, controller bool) {
 	}
 
 	// What the bbolt file holds, once the server has stopped.
-	ts.stop()
-	db, err := bolt.Open(filepath.Join(cfg.DataDir, "db", "skiff.db"), 0o600, &bolt.Options{ReadOnly: true})
+	ts.Stop()
+	db, err := bolt.Open(filepath.Join(ts.DataDir(), "db", "skiff.db"), 0o600, &bolt.Options{ReadOnly: true})
 	if err != nil {
 		b.Fatal(err)
 	}

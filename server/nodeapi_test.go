@@ -10,6 +10,7 @@ import (
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/netagent"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 // TestTraceAndLogsRouting covers the server's half of logs and trace
@@ -17,32 +18,32 @@ import (
 // be reached (no node, no published node API, a certificate that is not
 // the pinned one).
 func TestTraceAndLogsRouting(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, servertest.Options{})
 	ctx := ctxT(t, 30*time.Second)
 	trace := func(c *client.Client, pod string) error {
 		return c.Do(ctx, "GET", "/skiff/v1/namespaces/default/pods/"+pod+"/trace?"+url.Values{"url": {"http://web"}}.Encode(), nil, nil)
 	}
 	nodeTok := joinNode(t, ts, "n1", testPassword)
-	dash := ts.clientWith(t, ts.Bundle().DashboardToken)
+	dash := clientWith(t, ts, ts.Bundle().DashboardToken)
 
 	// Access: admins and the dashboard pass to the lookup (404: no pod);
 	// nodes and the join token are forbidden; a bad token is refused.
-	if err := trace(ts.c, "nope"); !client.IsNotFound(err) {
+	if err := trace(ts.Client(), "nope"); !client.IsNotFound(err) {
 		t.Errorf("admin, missing pod: %v, want NotFound", err)
 	}
 	if err := trace(dash, "nope"); !client.IsNotFound(err) {
 		t.Errorf("dashboard, missing pod: %v, want NotFound", err)
 	}
-	if err := trace(ts.clientWith(t, nodeTok), "nope"); !client.IsForbidden(err) {
+	if err := trace(clientWith(t, ts, nodeTok), "nope"); !client.IsForbidden(err) {
 		t.Errorf("node token: %v, want Forbidden", err)
 	}
-	if err := trace(ts.clientWith(t, ts.Bundle().NodeToken), "nope"); !client.IsForbidden(err) {
+	if err := trace(clientWith(t, ts, ts.Bundle().NodeToken), "nope"); !client.IsForbidden(err) {
 		t.Errorf("join token: %v, want Forbidden", err)
 	}
-	if err := trace(ts.clientWith(t, "garbage"), "nope"); !client.IsUnauthorized(err) {
+	if err := trace(clientWith(t, ts, "garbage"), "nope"); !client.IsUnauthorized(err) {
 		t.Errorf("bad token: %v, want Unauthorized", err)
 	}
-	if err := ts.c.Do(ctx, "GET", "/skiff/v1/namespaces/default/pods/x/trace", nil, nil); !client.IsBadRequest(err) {
+	if err := ts.Client().Do(ctx, "GET", "/skiff/v1/namespaces/default/pods/x/trace", nil, nil); !client.IsBadRequest(err) {
 		t.Errorf("no url: %v, want BadRequest", err)
 	}
 	hc := httpClient(t, ts.Bundle().CACertPEM)
@@ -52,48 +53,48 @@ func TestTraceAndLogsRouting(t *testing.T) {
 
 	// An unscheduled pod.
 	pod := &api.Pod{ObjectMeta: api.ObjectMeta{Name: "p"}, Spec: api.PodSpec{Containers: []api.Container{{Name: "c", Image: "busybox"}}}}
-	if err := ts.c.Create(ctx, resPods, "default", pod); err != nil {
+	if err := ts.Client().Create(ctx, resPods, "default", pod); err != nil {
 		t.Fatal(err)
 	}
 	logPath := "/api/v1/namespaces/default/pods/%s/log"
-	if err := ts.c.Do(ctx, "GET", strings.Replace(logPath, "%s", "p", 1), nil, nil); !client.IsBadRequest(err) || !strings.Contains(err.Error(), "does not have a host assigned") {
+	if err := ts.Client().Do(ctx, "GET", strings.Replace(logPath, "%s", "p", 1), nil, nil); !client.IsBadRequest(err) || !strings.Contains(err.Error(), "does not have a host assigned") {
 		t.Errorf("logs of an unscheduled pod: %v", err)
 	}
 	// Bound to a node that does not exist, then to one without a node API.
-	if err := ts.c.Create(ctx, resPods, "default", boundPod("q", "n1")); err != nil {
+	if err := ts.Client().Create(ctx, resPods, "default", boundPod("q", "n1")); err != nil {
 		t.Fatal(err)
 	}
 	isUnavailable := func(err error, says string) bool {
 		var ae *client.APIError
 		return asErr(err, &ae) && ae.Status.Code == http.StatusServiceUnavailable && strings.Contains(err.Error(), says)
 	}
-	if err := trace(ts.c, "q"); !isUnavailable(err, `node "n1" of pod default/q does not exist`) {
+	if err := trace(ts.Client(), "q"); !isUnavailable(err, `node "n1" of pod default/q does not exist`) {
 		t.Errorf("trace, no node: %v", err)
 	}
 	node := &api.Node{ObjectMeta: api.ObjectMeta{Name: "n1"}}
-	if err := ts.c.Create(ctx, resNodes, "", node); err != nil {
+	if err := ts.Client().Create(ctx, resNodes, "", node); err != nil {
 		t.Fatal(err)
 	}
-	if err := ts.c.Do(ctx, "GET", strings.Replace(logPath, "%s", "q", 1), nil, nil); !isUnavailable(err, "publishes no node API") {
+	if err := ts.Client().Do(ctx, "GET", strings.Replace(logPath, "%s", "q", 1), nil, nil); !isUnavailable(err, "publishes no node API") {
 		t.Errorf("logs, no node API: %v", err)
 	}
 	// A node API URL whose certificate is not the published one (the
 	// server's own HTTPS port stands for a node that changed its key or
 	// an impostor).
 	eventually(t, 10*time.Second, "n1 annotated", func() (bool, error) { // the controllers write n1 too
-		if err := ts.c.Get(ctx, resNodes, "", "n1", node); err != nil {
+		if err := ts.Client().Get(ctx, resNodes, "", "n1", node); err != nil {
 			return false, err
 		}
 		node.Annotations = map[string]string{netagent.AnnotationNodeAPI: ts.URL(), netagent.AnnotationNodeAPICert: strings.Repeat("ab", 32)}
-		err := ts.c.Update(ctx, resNodes, "", node)
+		err := ts.Client().Update(ctx, resNodes, "", node)
 		return err == nil, err
 	})
 	if err := trace(dash, "q"); !isUnavailable(err, "not the one the node published") {
 		t.Errorf("trace, wrong certificate: %v", err)
 	}
 	// Another node may not publish n1's node API.
-	other := ts.clientWith(t, joinNode(t, ts, "n2", testPassword))
-	if err := ts.c.Get(ctx, resNodes, "", "n1", node); err != nil {
+	other := clientWith(t, ts, joinNode(t, ts, "n2", testPassword))
+	if err := ts.Client().Get(ctx, resNodes, "", "n1", node); err != nil {
 		t.Fatal(err)
 	}
 	node.Annotations[netagent.AnnotationNodeAPI] = "https://203.0.113.9:10250"

@@ -12,6 +12,7 @@ import (
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/netagent"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 var resNodes = api.Lookup(resources, "v1", "nodes")
@@ -20,7 +21,7 @@ var resEvents = api.Lookup(resources, "v1", "events")
 const testPassword = "0123456789abcdef-node-password"
 
 // joinNode exchanges the join token for node's token.
-func joinNode(t testing.TB, ts *testServer, node, password string) string {
+func joinNode(t testing.TB, ts *servertest.Server, node, password string) string {
 	t.Helper()
 	resp, err := netagent.Join(ctxT(t, 10*time.Second), ts.URL(), ts.Bundle().CACertPEM, ts.Bundle().NodeToken, node, password)
 	if err != nil {
@@ -40,17 +41,17 @@ func boundPod(name, node string) *api.Pod {
 }
 
 func TestNodeJoin(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, servertest.Options{})
 	ctx := ctxT(t, 20*time.Second)
 	hc := httpClient(t, ts.Bundle().CACertPEM)
 
 	first := joinNode(t, ts, "node-a", testPassword)
-	n1 := ts.clientWith(t, first)
+	n1 := clientWith(t, ts, first)
 	if err := n1.List(ctx, resServices, "", client.ListOptions{}, &api.ServiceList{}); err != nil {
 		t.Fatalf("the node token cannot list services: %v", err)
 	}
 	// The record is a 0600 file holding hashes only.
-	rec := filepath.Join(ts.cfg.DataDir, "tokens", "nodes", "node-a")
+	rec := filepath.Join(ts.DataDir(), "tokens", "nodes", "node-a")
 	fi, err := os.Stat(rec)
 	if err != nil {
 		t.Fatal(err)
@@ -101,44 +102,42 @@ func TestNodeJoin(t *testing.T) {
 		})
 	}
 	// The refused joins changed nothing: the second token still works.
-	if err := ts.clientWith(t, second).List(ctx, resServices, "", client.ListOptions{}, &api.ServiceList{}); err != nil {
+	if err := clientWith(t, ts, second).List(ctx, resServices, "", client.ListOptions{}, &api.ServiceList{}); err != nil {
 		t.Fatalf("after refused joins the node token fails: %v", err)
 	}
 }
 
 func TestNodeTokensSurviveRestart(t *testing.T) {
-	cfg := testConfig(t)
-	ts := startServer(t, cfg)
+	ts := servertest.Start(t, servertest.Options{})
 	tok := joinNode(t, ts, "node-r", testPassword)
-	ts.stop()
-	ts2 := startServer(t, cfg)
-	if err := ts2.clientWith(t, tok).List(ctxT(t, 10*time.Second), resPods, "", client.ListOptions{}, &api.PodList{}); err != nil {
+	ts.Restart()
+	if err := clientWith(t, ts, tok).List(ctxT(t, 10*time.Second), resPods, "", client.ListOptions{}, &api.PodList{}); err != nil {
 		t.Fatalf("node token after a restart: %v", err)
 	}
 	// And the password binding survives too.
-	if _, err := netagent.Join(ctxT(t, 10*time.Second), ts2.URL(), ts2.Bundle().CACertPEM, ts2.Bundle().NodeToken, "node-r", "a-different-password-xyz"); !client.IsForbidden(err) {
+	if _, err := netagent.Join(ctxT(t, 10*time.Second), ts.URL(), ts.Bundle().CACertPEM, ts.Bundle().NodeToken, "node-r", "a-different-password-xyz"); !client.IsForbidden(err) {
 		t.Fatalf("join with another password after restart: want 403, got %v", err)
 	}
 }
 
 func TestNodeAuthorization(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, servertest.Options{})
 	ctx := ctxT(t, 30*time.Second)
-	me := ts.clientWith(t, joinNode(t, ts, "node-1", testPassword))
-	other := ts.clientWith(t, joinNode(t, ts, "node-2", testPassword+"-2"))
-	join := ts.clientWith(t, ts.Bundle().NodeToken)
+	me := clientWith(t, ts, joinNode(t, ts, "node-1", testPassword))
+	other := clientWith(t, ts, joinNode(t, ts, "node-2", testPassword+"-2"))
+	join := clientWith(t, ts, ts.Bundle().NodeToken)
 
 	if err := other.Create(ctx, resNodes, "", &api.Node{ObjectMeta: api.ObjectMeta{Name: "node-2"}}); err != nil {
 		t.Fatalf("node-2 registers itself: %v", err)
 	}
 	for _, p := range []*api.Pod{boundPod("mine", "node-1"), boundPod("theirs", "node-2"), boundPod("theirs-2", "node-2")} {
-		if err := ts.c.Create(ctx, resPods, "default", p); err != nil {
+		if err := ts.Client().Create(ctx, resPods, "default", p); err != nil {
 			t.Fatal(err)
 		}
 	}
 	getPod := func(name string) *api.Pod {
 		var p api.Pod
-		if err := ts.c.Get(ctx, resPods, "default", name, &p); err != nil {
+		if err := ts.Client().Get(ctx, resPods, "default", name, &p); err != nil {
 			t.Fatal(err)
 		}
 		return &p
@@ -189,7 +188,7 @@ func TestNodeAuthorization(t *testing.T) {
 			return me.Delete(ctx, resNodes, "", "node-2", client.DeleteOptions{})
 		}, http.StatusForbidden},
 		{"create a Node with a podCIDR", func() error {
-			return ts.clientWith(t, joinNode(t, ts, "node-9", testPassword+"-9")).Create(ctx, resNodes, "",
+			return clientWith(t, ts, joinNode(t, ts, "node-9", testPassword+"-9")).Create(ctx, resNodes, "",
 				&api.Node{ObjectMeta: api.ObjectMeta{Name: "node-9"}, Spec: api.NodeSpec{PodCIDR: "10.244.200.0/24"}})
 		}, http.StatusForbidden},
 		{"create own Lease", func() error {
@@ -282,11 +281,11 @@ func TestNodeAuthorization(t *testing.T) {
 	}
 	// What the refused writes tried is not there.
 	var p api.Pod
-	if err := ts.c.Get(ctx, resPods, "default", "theirs", &p); err != nil || p.Status.Phase == api.PodFailed {
+	if err := ts.Client().Get(ctx, resPods, "default", "theirs", &p); err != nil || p.Status.Phase == api.PodFailed {
 		t.Fatalf("another node's pod was changed: %v %q", err, p.Status.Phase)
 	}
 	var n api.Node
-	if err := ts.c.Get(ctx, resNodes, "", "node-3", &n); !client.IsNotFound(err) {
+	if err := ts.Client().Get(ctx, resNodes, "", "node-3", &n); !client.IsNotFound(err) {
 		t.Fatalf("node-3 exists after a forbidden create: %v", err)
 	}
 	// nodeipam gave the node it registered a podCIDR.

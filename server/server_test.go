@@ -13,10 +13,11 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 func TestHealthAndVersionNeedNoToken(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, servertest.Options{})
 	hc := httpClient(t, ts.Bundle().CACertPEM)
 	for _, path := range []string{"/readyz", "/healthz", "/livez"} {
 		t.Run(path, func(t *testing.T) {
@@ -43,7 +44,7 @@ func TestHealthAndVersionNeedNoToken(t *testing.T) {
 }
 
 func TestAuthentication(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, servertest.Options{})
 	hc := httpClient(t, ts.Bundle().CACertPEM)
 	cases := []struct {
 		name  string
@@ -76,9 +77,9 @@ func TestAuthentication(t *testing.T) {
 }
 
 func TestBuiltinObjects(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, servertest.Options{})
 	ctx := ctxT(t, 30*time.Second)
-	c := ts.c
+	c := ts.Client()
 	for _, ns := range []string{"default", "kube-system", "kube-public"} {
 		var n api.Namespace
 		if err := c.Get(ctx, resNamespaces, "", ns, &n); err != nil {
@@ -120,18 +121,17 @@ func TestBuiltinObjects(t *testing.T) {
 }
 
 func TestRestartReusesIdentityAndState(t *testing.T) {
-	cfg := testConfig(t)
-	ts := startServer(t, cfg)
-	// Restart on the same port, so the kubeconfig's server URL holds.
-	cfg.Listen = strings.TrimPrefix(ts.URL(), "https://")
+	// Restart keeps the port, so the kubeconfig's server URL holds.
+	ts := servertest.Start(t, servertest.Options{})
+	dataDir := ts.DataDir()
 	ctx := ctxT(t, 60*time.Second)
 
 	files := []string{"admin.kubeconfig"}
-	err := filepath.WalkDir(cfg.DataDir, func(p string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(dataDir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(cfg.DataDir, p)
+		rel, _ := filepath.Rel(dataDir, p)
 		if !d.IsDir() && !strings.HasPrefix(rel, "db") && rel != "admin.kubeconfig" {
 			files = append(files, rel)
 		}
@@ -145,7 +145,7 @@ func TestRestartReusesIdentityAndState(t *testing.T) {
 	}
 	before := map[string][]byte{}
 	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(cfg.DataDir, f))
+		b, err := os.ReadFile(filepath.Join(dataDir, f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,24 +154,22 @@ func TestRestartReusesIdentityAndState(t *testing.T) {
 	b1 := *ts.Bundle()
 
 	s := service("keep-me", api.ServiceTypeNodePort, 80)
-	if err := ts.c.Create(ctx, resServices, "default", s); err != nil {
+	if err := ts.Client().Create(ctx, resServices, "default", s); err != nil {
 		t.Fatal(err)
 	}
 	var l api.ServiceList
-	if err := ts.c.List(ctx, resServices, "", client.ListOptions{}, &l); err != nil {
+	if err := ts.Client().List(ctx, resServices, "", client.ListOptions{}, &l); err != nil {
 		t.Fatal(err)
 	}
 	rvBefore, _ := strconv.ParseInt(l.ResourceVersion, 10, 64)
-	ts.stop()
-
-	ts2 := startServer(t, cfg)
-	b2 := ts2.Bundle()
+	ts.Restart()
+	b2 := ts.Bundle()
 	if !bytes.Equal(b1.CACertPEM, b2.CACertPEM) || b1.AdminToken != b2.AdminToken ||
 		b1.NodeToken != b2.NodeToken || b1.DashboardToken != b2.DashboardToken {
 		t.Fatal("restart changed the CA or a token")
 	}
 	for _, f := range files {
-		b, err := os.ReadFile(filepath.Join(cfg.DataDir, f))
+		b, err := os.ReadFile(filepath.Join(dataDir, f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +178,7 @@ func TestRestartReusesIdentityAndState(t *testing.T) {
 		}
 	}
 	var got api.Service
-	if err := ts2.c.Get(ctx, resServices, "default", "keep-me", &got); err != nil {
+	if err := ts.Client().Get(ctx, resServices, "default", "keep-me", &got); err != nil {
 		t.Fatalf("Service lost on restart: %v", err)
 	}
 	if got.Spec.ClusterIP != s.Spec.ClusterIP || got.Spec.Ports[0].NodePort != s.Spec.Ports[0].NodePort || got.UID != s.UID {
@@ -188,7 +186,7 @@ func TestRestartReusesIdentityAndState(t *testing.T) {
 	}
 	// The revision continues: the next write is above every earlier one.
 	next := service("after-restart", api.ServiceTypeClusterIP, 80)
-	if err := ts2.c.Create(ctx, resServices, "default", next); err != nil {
+	if err := ts.Client().Create(ctx, resServices, "default", next); err != nil {
 		t.Fatal(err)
 	}
 	rvAfter, _ := strconv.ParseInt(next.ResourceVersion, 10, 64)
@@ -198,11 +196,11 @@ func TestRestartReusesIdentityAndState(t *testing.T) {
 	if next.Spec.ClusterIP == s.Spec.ClusterIP {
 		t.Fatalf("restart handed out %s twice", s.Spec.ClusterIP)
 	}
-	checkAllocations(t, ts2.c)
+	checkAllocations(t, ts.Client())
 }
 
 func TestAdminKubeconfigWorks(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, servertest.Options{})
 	cfg, err := client.FromKubeconfig(ts.Bundle().KubeconfigPath)
 	if err != nil {
 		t.Fatalf("parse admin.kubeconfig: %v", err)
@@ -229,11 +227,11 @@ func TestAdminKubeconfigWorks(t *testing.T) {
 }
 
 func TestTokenPermissions(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, servertest.Options{})
 	ctx := ctxT(t, 20*time.Second)
-	dash := ts.clientWith(t, ts.Bundle().DashboardToken)
-	node := ts.clientWith(t, joinNode(t, ts, "node-1", testPassword))
-	join := ts.clientWith(t, ts.Bundle().NodeToken)
+	dash := clientWith(t, ts, ts.Bundle().DashboardToken)
+	node := clientWith(t, ts, joinNode(t, ts, "node-1", testPassword))
+	join := clientWith(t, ts, ts.Bundle().NodeToken)
 
 	cases := []struct {
 		name      string
@@ -287,10 +285,10 @@ func TestTokenPermissions(t *testing.T) {
 	}
 	// Nothing the forbidden calls tried exists.
 	var s api.Service
-	if err := ts.c.Get(ctx, resServices, "default", "dash", &s); !client.IsNotFound(err) {
+	if err := ts.Client().Get(ctx, resServices, "default", "dash", &s); !client.IsNotFound(err) {
 		t.Fatalf("forbidden create left an object: %v", err)
 	}
-	if err := ts.c.Get(ctx, resServices, "default", "kubernetes", &s); err != nil {
+	if err := ts.Client().Get(ctx, resServices, "default", "kubernetes", &s); err != nil {
 		t.Fatalf("forbidden delete removed the kubernetes Service: %v", err)
 	}
 }

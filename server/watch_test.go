@@ -10,6 +10,8 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/internal/config"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 // seen is one decoded watch event.
@@ -71,9 +73,8 @@ func expectEvents(t *testing.T, w *client.Watcher, want ...string) []seen {
 }
 
 func TestWatchServices(t *testing.T) {
-	cfg := testConfig(t)
-	ts := startServer(t, cfg)
-	c := ts.c
+	ts := servertest.Start(t, servertest.Options{})
+	c := ts.Client()
 	ctx := ctxT(t, 60*time.Second)
 
 	if err := c.Create(ctx, resServices, "default", service("before", api.ServiceTypeClusterIP, 80)); err != nil {
@@ -128,25 +129,22 @@ func TestWatchServices(t *testing.T) {
 	resumeRV := evs[0].svc.ResourceVersion
 	w.Stop()
 	sel.Stop()
-	ts.stop()
-	ts2 := startServer(t, cfg)
-	w2, err := ts2.c.Watch(ctx, resServices, "default", client.ListOptions{ResourceVersion: resumeRV})
+	ts.Restart()
+	w2, err := ts.Client().Watch(ctx, resServices, "default", client.ListOptions{ResourceVersion: resumeRV})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w2.Stop()
 	after := service("after-restart", api.ServiceTypeClusterIP, 80)
-	if err := ts2.c.Create(ctx, resServices, "default", after); err != nil {
+	if err := ts.Client().Create(ctx, resServices, "default", after); err != nil {
 		t.Fatal(err)
 	}
 	expectEvents(t, w2, "MODIFIED watched", "DELETED watched", "ADDED team-b", "ADDED team-a", "ADDED after-restart")
 }
 
 func TestWatchCompactedRevisionGets410(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.HistorySize = 20
-	ts := startServer(t, cfg)
-	c := ts.c
+	ts := servertest.Start(t, servertest.Options{Config: func(cfg *config.Server) { cfg.HistorySize = 20 }})
+	c := ts.Client()
 	ctx := ctxT(t, 60*time.Second)
 
 	first := lease("old")

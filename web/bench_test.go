@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 // BenchmarkDashboard measures docs/performance.md's dashboard figures in headless
@@ -31,7 +32,7 @@ import (
 //     go test -run '^$' -bench Dashboard -benchtime 20x ./web/
 func BenchmarkDashboard(b *testing.B) {
 	chromiumPath(b)
-	ts := startServer(b, testConfig(b))
+	ts := servertest.Start(b, testOptions())
 	ctx := newBrowser(b, spkiPin(b, ts.Bundle().ServerTLS))
 	base := ts.URL()
 	step(b, ctx, "open", chromedp.Navigate(base+"/"))
@@ -85,11 +86,11 @@ func BenchmarkDashboard(b *testing.B) {
 }
 
 // createServices creates n Services in the "bench" namespace, 8 at a time.
-func createServices(b *testing.B, ts *testServer, n int) {
+func createServices(b *testing.B, ts *servertest.Server, n int) {
 	b.Helper()
 	ctx := ctxT(b, 2*time.Minute)
 	ns := &api.Namespace{ObjectMeta: api.ObjectMeta{Name: "bench"}}
-	if err := ts.c.Create(ctx, api.Lookup(resources, "v1", "namespaces"), "", ns); err != nil {
+	if err := ts.Client().Create(ctx, api.Lookup(resources, "v1", "namespaces"), "", ns); err != nil {
 		b.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -101,7 +102,7 @@ func createServices(b *testing.B, ts *testServer, n int) {
 		go func(i int) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if err := ts.c.Create(ctx, resServices, "bench", service(fmt.Sprintf("svc-%04d", i), 80)); err != nil {
+			if err := ts.Client().Create(ctx, resServices, "bench", service(fmt.Sprintf("svc-%04d", i), 80)); err != nil {
 				errs <- err
 			}
 		}(i)

@@ -28,6 +28,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/server/servertest"
 	"github.com/skiff-dev/skiff/web"
 )
 
@@ -215,10 +216,8 @@ func login(t testing.TB, ctx context.Context, token string) {
 
 func TestBrowser(t *testing.T) {
 	chromiumPath(t)
-	cfg := testConfig(t)
-	cfg.Listen = freeLoopbackAddr(t) // the same origin after the restart
-	ts := startServer(t, cfg)
-	fakeNode(t, ts.c, "node-a")
+	ts := servertest.Start(t, testOptions()) // Restart keeps the origin
+	fakeNode(t, ts.Client(), "node-a")
 	ctx := newBrowser(t, spkiPin(t, ts.Bundle().ServerTLS))
 	base := ts.URL()
 
@@ -294,7 +293,7 @@ func TestBrowser(t *testing.T) {
 		goTo(t, ctx, "#/services")
 		waitJS(t, ctx, "the services table", `document.querySelector('#svc-table [role=table]')`)
 		eval[chromedp.Void](t, ctx, `window.__noReload = 42`)
-		if err := ts.c.Create(ctxT(t, 10*time.Second), resServices, "default", service("live-svc", 80)); err != nil {
+		if err := ts.Client().Create(ctxT(t, 10*time.Second), resServices, "default", service("live-svc", 80)); err != nil {
 			t.Fatal(err)
 		}
 		waitJS(t, ctx, "live-svc's row", `document.querySelector('[data-service="default/live-svc"]') && window.__noReload === 42`)
@@ -305,7 +304,7 @@ func TestBrowser(t *testing.T) {
 		goTo(t, ctx, "#/services")
 		waitJS(t, ctx, "all namespaces", `document.querySelector('[data-service="default/live-svc"]')`)
 		var s api.Service
-		if err := ts.c.Get(ctxT(t, 5*time.Second), resServices, "default", "live-svc", &s); err != nil {
+		if err := ts.Client().Get(ctxT(t, 5*time.Second), resServices, "default", "live-svc", &s); err != nil {
 			t.Fatal(err)
 		}
 		if row := eval[string](t, ctx, `document.querySelector('[data-service="default/live-svc"]').textContent`); !strings.Contains(row, s.Spec.ClusterIP) {
@@ -317,10 +316,10 @@ func TestBrowser(t *testing.T) {
 
 	if !t.Run("scale a deployment and see the endpoints", func(t *testing.T) {
 		ctxA := ctxT(t, 10*time.Second)
-		if err := ts.c.Create(ctxA, resDeploys, "default", deployment("web", 1)); err != nil {
+		if err := ts.Client().Create(ctxA, resDeploys, "default", deployment("web", 1)); err != nil {
 			t.Fatal(err)
 		}
-		if err := ts.c.Create(ctxA, resServices, "default", service("web", 80)); err != nil {
+		if err := ts.Client().Create(ctxA, resServices, "default", service("web", 80)); err != nil {
 			t.Fatal(err)
 		}
 		endpoints := `(document.querySelector('[data-service="default/web"] [data-endpoints]') || {dataset: {}}).dataset.endpoints`
@@ -333,7 +332,7 @@ func TestBrowser(t *testing.T) {
 			chromedp.Click(chromedp.CSS(`button[data-act="scale"][data-dep="default/web"]`)))
 		waitJS(t, ctx, "the scaled message", `document.getElementById('dep-msg').className === 'okmsg'`)
 		var d api.Deployment
-		if err := ts.c.Get(ctxT(t, 5*time.Second), resDeploys, "default", "web", &d); err != nil || *d.Spec.Replicas != 3 {
+		if err := ts.Client().Get(ctxT(t, 5*time.Second), resDeploys, "default", "web", &d); err != nil || *d.Spec.Replicas != 3 {
 			t.Fatalf("deployment after scaling: %v %v", err, d.Spec.Replicas)
 		}
 		waitJS(t, ctx, "3/3 ready on the deployments page", `(document.querySelector('[data-deployment="default/web"] [data-ready]') || {dataset: {}}).dataset.ready === '3/3'`)
@@ -357,7 +356,7 @@ func TestBrowser(t *testing.T) {
 		step(t, ctx, "restart", chromedp.Click(chromedp.CSS(`button[data-act="restart"][data-dep="default/web"]`)))
 		waitJS(t, ctx, "the restarted message", `document.getElementById('dep-msg').textContent.includes('restarting')`)
 		var d api.Deployment
-		if err := ts.c.Get(ctxT(t, 5*time.Second), resDeploys, "default", "web", &d); err != nil || d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] == "" {
+		if err := ts.Client().Get(ctxT(t, 5*time.Second), resDeploys, "default", "web", &d); err != nil || d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] == "" {
 			t.Fatalf("deployment after restart: %v %v", err, d.Spec.Template.Annotations)
 		}
 	}) {
@@ -444,14 +443,14 @@ func TestBrowser(t *testing.T) {
 			chromedp.Click(chromedp.CSS("#svc-form button[type=submit]")))
 		waitJS(t, ctx, "the created message", `document.getElementById('svc-msg').className === 'okmsg'`)
 		var s api.Service
-		if err := ts.c.Get(ctxT(t, 5*time.Second), resServices, "default", "form-svc", &s); err != nil || s.Spec.Ports[0].Port != 8080 || s.Spec.Selector["app"] != "web" {
+		if err := ts.Client().Get(ctxT(t, 5*time.Second), resServices, "default", "form-svc", &s); err != nil || s.Spec.Ports[0].Port != 8080 || s.Spec.Selector["app"] != "web" {
 			t.Fatalf("form-svc: %v %+v", err, s.Spec)
 		}
 		// The manifest box holds a Deployment and a Service "hello".
 		step(t, ctx, "apply the sample manifest", chromedp.Click(chromedp.CSS("#apply-form button[type=submit]")))
 		waitJS(t, ctx, "two created objects", `document.querySelectorAll('#apply-out li.okmsg').length === 2`)
 		var d api.Deployment
-		if err := ts.c.Get(ctxT(t, 5*time.Second), resDeploys, "default", "hello", &d); err != nil {
+		if err := ts.Client().Get(ctxT(t, 5*time.Second), resDeploys, "default", "hello", &d); err != nil {
 			t.Fatalf("applied deployment: %v", err)
 		}
 		// Again: nothing changed.
@@ -461,7 +460,7 @@ func TestBrowser(t *testing.T) {
 		step(t, ctx, "pick kube-public", chromedp.SetValue(chromedp.ID("apply-ns"), "kube-public"),
 			chromedp.Click(chromedp.CSS("#apply-form button[type=submit]")))
 		waitJS(t, ctx, "two objects created in kube-public", `[...document.querySelectorAll('#apply-out li.okmsg')].filter((li) => li.textContent.includes('kube-public/hello: created')).length === 2`)
-		if err := ts.c.Get(ctxT(t, 5*time.Second), resDeploys, "kube-public", "hello", &d); err != nil {
+		if err := ts.Client().Get(ctxT(t, 5*time.Second), resDeploys, "kube-public", "hello", &d); err != nil {
 			t.Fatalf("deployment applied to kube-public: %v", err)
 		}
 	}) {
@@ -486,10 +485,10 @@ func TestBrowser(t *testing.T) {
 		goTo(t, ctx, "#/services")
 		waitJS(t, ctx, "the services table", `document.querySelector('[data-service="default/web"]')`)
 		eval[chromedp.Void](t, ctx, `window.__noReload = 43`)
-		ts.stop()
+		ts.Stop()
 		waitJS(t, ctx, "the page to notice", `!document.getElementById('live').classList.contains('on')`)
-		ts2 := startServer(t, cfg)
-		if err := ts2.c.Create(ctxT(t, 10*time.Second), resServices, "default", service("after-restart", 80)); err != nil {
+		ts.Restart()
+		if err := ts.Client().Create(ctxT(t, 10*time.Second), resServices, "default", service("after-restart", 80)); err != nil {
 			t.Fatal(err)
 		}
 		waitJS(t, ctx, "the service created after the restart", `document.querySelector('[data-service="default/after-restart"]') && window.__noReload === 43 && document.getElementById('live').classList.contains('on')`)
@@ -506,18 +505,18 @@ func TestBrowser(t *testing.T) {
 // HTTPS on loopback.
 func TestBrowserPacketPath(t *testing.T) {
 	chromiumPath(t)
-	ts := startServer(t, testConfig(t))
-	fakeNode(t, ts.c, "node-a")
+	ts := servertest.Start(t, testOptions())
+	fakeNode(t, ts.Client(), "node-a")
 	ctx := ctxT(t, 10*time.Second)
-	if err := ts.c.Create(ctx, resDeploys, "default", deployment("web", 2)); err != nil {
+	if err := ts.Client().Create(ctx, resDeploys, "default", deployment("web", 2)); err != nil {
 		t.Fatal(err)
 	}
-	if err := ts.c.Create(ctx, resServices, "default", service("web", 80)); err != nil {
+	if err := ts.Client().Create(ctx, resServices, "default", service("web", 80)); err != nil {
 		t.Fatal(err)
 	}
 	client := &api.Pod{ObjectMeta: api.ObjectMeta{Name: "client", Labels: map[string]string{"app": "client"}},
 		Spec: api.PodSpec{Containers: []api.Container{{Name: "c", Image: "busybox:1.36"}}}}
-	if err := ts.c.Create(ctx, resPods, "default", client); err != nil {
+	if err := ts.Client().Create(ctx, resPods, "default", client); err != nil {
 		t.Fatal(err)
 	}
 
@@ -676,7 +675,7 @@ func checkContrast(t testing.TB, ctx context.Context, page string) {
 // too until then.
 func TestBrowserLoginRateLimit(t *testing.T) {
 	chromiumPath(t)
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, testOptions())
 	ctx := newBrowser(t, spkiPin(t, ts.Bundle().ServerTLS))
 	step(t, ctx, "open", chromedp.Navigate(ts.URL()+"/"), chromedp.WaitVisible(chromedp.ID("token")))
 	// Ten wrong tokens, as the form posts them.

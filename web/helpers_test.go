@@ -8,19 +8,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
-	"github.com/skiff-dev/skiff/internal/config"
-	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 	"github.com/skiff-dev/skiff/web"
 )
 
@@ -32,61 +28,11 @@ var (
 	resDeploys  = api.Lookup(resources, "apps/v1", "deployments")
 )
 
-// testConfig is a server on a fresh data dir and a loopback port, with no
-// agent (the tests play the node where one is needed) and no node
-// lifecycle controller (a node without heartbeats would be tainted).
-func testConfig(t testing.TB) config.Server {
-	cfg := config.ServerDefaults()
-	cfg.DataDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.DisableAgent = true
-	cfg.NoSync = true
-	cfg.DisabledControllers = []string{"nodelifecycle"}
-	return cfg
-}
-
-type testServer struct {
-	*server.Server
-	t    testing.TB
-	c    *client.Client
-	once sync.Once
-}
-
-func startServer(t testing.TB, cfg config.Server) *testServer {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := server.Start(ctx, cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatalf("server.Start: %v", err)
-	}
-	ts := &testServer{Server: s, t: t}
-	if ts.c, err = s.Client(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ts.stop)
-	return ts
-}
-
-func (ts *testServer) stop() {
-	ts.once.Do(func() {
-		if err := ts.Stop(); err != nil {
-			ts.t.Errorf("server.Stop: %v", err)
-		}
-	})
-}
-
-// freeLoopbackAddr picks a port for a server that must keep its address
-// across a restart.
-func freeLoopbackAddr(t testing.TB) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
+// testOptions are the servertest options of the tests: no agent (the
+// tests play the node where one is needed) and no node lifecycle
+// controller (a node without heartbeats would be tainted).
+func testOptions() servertest.Options {
+	return servertest.Options{DisabledControllers: []string{"nodelifecycle"}}
 }
 
 func ctxT(t testing.TB, d time.Duration) context.Context {
@@ -104,7 +50,7 @@ type browserish struct {
 	csrf string
 }
 
-func newBrowserish(t testing.TB, ts *testServer) *browserish {
+func newBrowserish(t testing.TB, ts *servertest.Server) *browserish {
 	t.Helper()
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(ts.Bundle().CACertPEM) {

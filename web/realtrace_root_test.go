@@ -20,10 +20,12 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/netagent/cni"
 	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 	"github.com/skiff-dev/skiff/netagent/runtime"
 	"github.com/skiff-dev/skiff/netagent/runtime/process"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 // requireNode skips unless this test may build a node: root (network
@@ -127,31 +129,29 @@ func TestBrowserRealTrace(t *testing.T) {
 // the choice is one numgen map of three elements, 1/3 each.
 func realTrace(t *testing.T, mode string) {
 	node := netnstest.NewNode(t)
-	cfg := testConfig(t)
-	cfg.DisableAgent = false
-	cfg.DisabledControllers = nil
-	cfg.AgentNetNS = node.Path
-	cfg.AgentNodeName = "node-1"
-	cfg.NodeIP = []string{"192.0.2.20"}
-	cfg.Runtime = "process"
-	cfg.ProxyMode = mode
-	cfg.DNSUpstream = []string{"127.0.0.1:1"} // nothing outside the cluster is asked
-	ts := startServer(t, cfg)
+	ts := servertest.Start(t, servertest.Options{Agent: true, Config: func(cfg *config.Server) {
+		cfg.AgentNetNS = node.Path
+		cfg.AgentNodeName = "node-1"
+		cfg.NodeIP = []string{"192.0.2.20"}
+		cfg.Runtime = "process"
+		cfg.ProxyMode = mode
+		cfg.DNSUpstream = []string{"127.0.0.1:1"} // nothing outside the cluster is asked
+	}})
 	select {
-	case <-ts.Agent().Ready():
+	case <-ts.Server().Agent().Ready():
 	case <-time.After(30 * time.Second):
 		t.Fatal("built-in agent not Ready")
 	}
 	var n api.Node
 	ctx := ctxT(t, 3*time.Minute) // the API calls' bound
-	if err := ts.c.Get(ctx, resNodes, "", "node-1", &n); err != nil {
+	if err := ts.Client().Get(ctx, resNodes, "", "node-1", &n); err != nil {
 		t.Fatal(err)
 	}
 	podCIDR, err := netip.ParsePrefix(n.Spec.PodCIDR)
 	if err != nil {
 		t.Fatalf("node podCIDR %q: %v", n.Spec.PodCIDR, err)
 	}
-	t.Cleanup(func() { cleanupNode(t, ts, node, cfg.DataDir, podCIDR) })
+	t.Cleanup(func() { cleanupNode(t, ts, node, ts.DataDir(), podCIDR) })
 
 	b := newBrowser(t, spkiPin(t, ts.Bundle().ServerTLS))
 	base := ts.URL()
@@ -169,7 +169,7 @@ func realTrace(t *testing.T, mode string) {
 	var backends []string
 	eventually(t, 60*time.Second, "3 backends and the client Ready", func() (bool, error) {
 		var l api.PodList
-		if err := ts.c.List(ctx, resPods, "default", client.ListOptions{}, &l); err != nil {
+		if err := ts.Client().List(ctx, resPods, "default", client.ListOptions{}, &l); err != nil {
 			return false, err
 		}
 		backends = backends[:0]
@@ -186,7 +186,7 @@ func realTrace(t *testing.T, mode string) {
 	})
 	slices.Sort(backends)
 	var svc api.Service
-	if err := ts.c.Get(ctx, resServices, "default", "backend", &svc); err != nil {
+	if err := ts.Client().Get(ctx, resServices, "default", "backend", &svc); err != nil {
 		t.Fatal(err)
 	}
 	vip := svc.Spec.ClusterIP
@@ -194,7 +194,7 @@ func realTrace(t *testing.T, mode string) {
 	eventually(t, 30*time.Second, "a complete trace", func() (bool, error) {
 		var raw []byte
 		p := "/skiff/v1/namespaces/default/pods/client/trace?" + url.Values{"url": {"http://backend:80"}}.Encode()
-		if err := ts.c.Do(ctx, "GET", p, nil, &raw); err != nil {
+		if err := ts.Client().Do(ctx, "GET", p, nil, &raw); err != nil {
 			return false, err
 		}
 		tr = api.Trace{}
@@ -308,7 +308,7 @@ func realTrace(t *testing.T, mode string) {
 	step(t, b, "logs", chromedp.Click(chromedp.CSS(sel)))
 	waitJS(t, b, "the client's log", `document.getElementById('logs-text').textContent.includes('started HTTP server')`)
 	var apiLog []byte
-	if err := ts.c.Do(ctx, "GET", "/api/v1/namespaces/default/pods/client/log?container=netexec", nil, &apiLog); err != nil {
+	if err := ts.Client().Do(ctx, "GET", "/api/v1/namespaces/default/pods/client/log?container=netexec", nil, &apiLog); err != nil {
 		t.Fatal(err)
 	}
 	if shown := eval[string](t, b, `document.getElementById('logs-text').textContent`); !strings.Contains(shown, "pod=client") || !strings.Contains(shown, ":8080") || !strings.HasPrefix(string(apiLog), shown) {
@@ -345,26 +345,26 @@ func choices(tr *api.Trace) []api.TraceRule {
 // processes and tears the pod networks down) and stops the server; then
 // it stops by PID whatever pod process is left and removes any pod
 // network left, as test/e2e does.
-func cleanupNode(t *testing.T, ts *testServer, node *netnstest.NS, dataDir string, podCIDR netip.Prefix) {
+func cleanupNode(t *testing.T, ts *servertest.Server, node *netnstest.NS, dataDir string, podCIDR netip.Prefix) {
 	ctx := context.Background()
 	one := int64(1)
 	opts := client.DeleteOptions{GracePeriodSeconds: &one}
-	_ = ts.c.Delete(ctx, resDeploys, "default", "backend", opts)
+	_ = ts.Client().Delete(ctx, resDeploys, "default", "backend", opts)
 	var l api.PodList
-	if err := ts.c.List(ctx, resPods, "default", client.ListOptions{}, &l); err == nil {
+	if err := ts.Client().List(ctx, resPods, "default", client.ListOptions{}, &l); err == nil {
 		for _, p := range l.Items {
-			_ = ts.c.Delete(ctx, resPods, "default", p.Name, opts)
+			_ = ts.Client().Delete(ctx, resPods, "default", p.Name, opts)
 		}
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		var l api.PodList
-		if err := ts.c.List(ctx, resPods, "", client.ListOptions{}, &l); err != nil || len(l.Items) == 0 {
+		if err := ts.Client().List(ctx, resPods, "", client.ListOptions{}, &l); err != nil || len(l.Items) == 0 {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	ts.stop()
+	ts.Stop()
 	rt, err := process.New(process.Config{StateDir: filepath.Join(dataDir, "runtime", "process")})
 	if err == nil {
 		cs, _ := rt.List(ctx)

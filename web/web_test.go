@@ -18,12 +18,12 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
-	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 	"github.com/skiff-dev/skiff/web"
 )
 
 func TestServesAppAndAssets(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, testOptions())
 	b := newBrowserish(t, ts)
 	code, body, hdr := b.do(http.MethodGet, "/", "", nil, nil)
 	if code != http.StatusOK || !contains(body, `<script type="module" src="/ui/assets/app.js?v=`) {
@@ -55,7 +55,7 @@ func TestServesAppAndAssets(t *testing.T) {
 }
 
 func TestLoginCookie(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, testOptions())
 	b := newBrowserish(t, ts)
 	if code, _, _ := b.do(http.MethodGet, "/ui/session", "", nil, nil); code != http.StatusUnauthorized {
 		t.Fatalf("session before login: %d", code)
@@ -90,7 +90,7 @@ func TestLoginCookie(t *testing.T) {
 }
 
 func TestWrongTokenRefused(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, testOptions())
 	for name, tok := range map[string]string{
 		"wrong":      "not-a-token",
 		"empty":      "",
@@ -114,7 +114,7 @@ func TestWrongTokenRefused(t *testing.T) {
 }
 
 func TestLoginRefusesCrossSiteAndForms(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, testOptions())
 	b := newBrowserish(t, ts)
 	body, _ := json.Marshal(map[string]string{"token": ts.Bundle().AdminToken})
 	if code, _, _ := b.do(http.MethodPost, "/ui/login", "application/json", body, map[string]string{"Origin": "https://evil.example"}); code != http.StatusForbidden {
@@ -130,7 +130,7 @@ func TestLoginRefusesCrossSiteAndForms(t *testing.T) {
 }
 
 func TestCSRF(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, testOptions())
 	b := newBrowserish(t, ts)
 	b.mustLogin(ts.Bundle().AdminToken)
 	good := b.csrf
@@ -151,7 +151,7 @@ func TestCSRF(t *testing.T) {
 			t.Errorf("%s: HTTP %d %s", c.name, code, data)
 		}
 		var s api.Service
-		if err := ts.c.Get(ctxT(t, 5*time.Second), resServices, "default", name, &s); !client.IsNotFound(err) {
+		if err := ts.Client().Get(ctxT(t, 5*time.Second), resServices, "default", name, &s); !client.IsNotFound(err) {
 			t.Errorf("%s: the service exists (err %v)", c.name, err)
 		}
 	}
@@ -167,13 +167,13 @@ func TestCSRF(t *testing.T) {
 		t.Fatalf("create with CSRF token: %d %s", code, data)
 	}
 	var s api.Service
-	if err := ts.c.Get(ctxT(t, 5*time.Second), resServices, "default", "good", &s); err != nil || s.Spec.ClusterIP == "" {
+	if err := ts.Client().Get(ctxT(t, 5*time.Second), resServices, "default", "good", &s); err != nil || s.Spec.ClusterIP == "" {
 		t.Fatalf("created service: %v %+v", err, s.Spec)
 	}
 }
 
 func TestReadOnlySession(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, testOptions())
 	b := newBrowserish(t, ts)
 	si := b.mustLogin(ts.Bundle().DashboardToken)
 	if !si.ReadOnly || si.User != "system:dashboard" {
@@ -193,14 +193,14 @@ func TestReadOnlySession(t *testing.T) {
 	}
 	for _, name := range []string{"ro", "ro2"} {
 		var s api.Service
-		if err := ts.c.Get(ctxT(t, 5*time.Second), resServices, "default", name, &s); !client.IsNotFound(err) {
+		if err := ts.Client().Get(ctxT(t, 5*time.Second), resServices, "default", name, &s); !client.IsNotFound(err) {
 			t.Fatalf("service %s exists after a read-only write (err %v)", name, err)
 		}
 	}
 }
 
 func TestTamperedCookieRefused(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, testOptions())
 	b := newBrowserish(t, ts)
 	b.mustLogin(ts.Bundle().AdminToken)
 	u := b.hc.Jar.Cookies(mustURL(t, ts.URL()))
@@ -222,15 +222,12 @@ func TestTamperedCookieRefused(t *testing.T) {
 }
 
 func TestSessionSurvivesRestart(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.Listen = freeLoopbackAddr(t)
-	ts := startServer(t, cfg)
+	ts := servertest.Start(t, testOptions())
 	b := newBrowserish(t, ts)
 	b.mustLogin(ts.Bundle().AdminToken)
-	ts.stop()
-	ts2 := startServer(t, cfg)
-	if ts2.URL() != b.base {
-		t.Fatalf("restarted on %s, not %s", ts2.URL(), b.base)
+	ts.Restart()
+	if ts.URL() != b.base {
+		t.Fatalf("restarted on %s, not %s", ts.URL(), b.base)
 	}
 	if code, data, _ := b.do(http.MethodGet, "/ui/session", "", nil, nil); code != http.StatusOK {
 		t.Fatalf("session after restart: %d %s", code, data)
@@ -241,7 +238,7 @@ func TestSessionSurvivesRestart(t *testing.T) {
 }
 
 func TestProxyOnlyReachesTheAPI(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, testOptions())
 	b := newBrowserish(t, ts)
 	b.mustLogin(ts.Bundle().AdminToken)
 	for _, p := range []string{"/ui/proxy/metrics", "/ui/proxy/skiff/v1/nodes/x/token", "/ui/proxy/api/v1/../../metrics", "/ui/proxy/ui/session"} {
@@ -282,7 +279,7 @@ func readSSE(body *bufio.Reader, ch chan<- sseEvent) {
 }
 
 func TestWatchStream(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, testOptions())
 	b := newBrowserish(t, ts)
 	b.mustLogin(ts.Bundle().DashboardToken) // reading is enough
 	ctx := ctxT(t, 20*time.Second)
@@ -321,7 +318,7 @@ func TestWatchStream(t *testing.T) {
 		}
 		return len(synced) == 7
 	})
-	if err := ts.c.Create(ctx, resServices, "default", service("live", 80)); err != nil {
+	if err := ts.Client().Create(ctx, resServices, "default", service("live", 80)); err != nil {
 		t.Fatal(err)
 	}
 	ev := next("the new service", func(e sseEvent) bool { return e.name == "services" && strings.Contains(e.data, `"name":"live"`) })
@@ -333,13 +330,13 @@ func TestWatchStream(t *testing.T) {
 		t.Fatalf("event %s: %v", ev.data, err)
 	}
 	// A server stop ends the stream (the browser then reconnects).
-	go ts.stop()
+	go ts.Stop()
 	for range ch {
 	}
 }
 
 func TestApply(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, testOptions())
 	b := newBrowserish(t, ts)
 	b.mustLogin(ts.Bundle().AdminToken)
 	manifest := `apiVersion: apps/v1
@@ -397,7 +394,7 @@ metadata: {name: x}
 		t.Fatalf("second apply: %+v", got)
 	}
 	var d api.Deployment
-	if err := ts.c.Get(ctxT(t, 5*time.Second), resDeploys, "default", "hello", &d); err != nil || *d.Spec.Replicas != 4 {
+	if err := ts.Client().Get(ctxT(t, 5*time.Second), resDeploys, "default", "hello", &d); err != nil || *d.Spec.Replicas != 4 {
 		t.Fatalf("deployment after apply: %v %v", err, d.Spec.Replicas)
 	}
 	if code, data, _ := b.do(http.MethodPost, "/ui/apply", "application/yaml", []byte("a: [b"), nil); code != http.StatusBadRequest {
@@ -441,7 +438,7 @@ func TestTraceFromHandler(t *testing.T) {
 // TestTraceThroughServer: on a server whose trace route is not there yet
 // (or refuses), the dashboard answers the route's status, not a 500.
 func TestTraceThroughServer(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, testOptions())
 	b := newBrowserish(t, ts)
 	si := b.mustLogin(ts.Bundle().AdminToken)
 	if !si.Trace {
@@ -467,28 +464,26 @@ func mustURL(t testing.TB, s string) *url.URL {
 // TestTokenPrintedAtFirstStart: the first start logs the dashboard's
 // read-only token and URL; a restart logs the URL and the token file only.
 func TestTokenPrintedAtFirstStart(t *testing.T) {
-	cfg := testConfig(t)
-	start := func() (*server.Server, string) {
-		var buf strings.Builder
-		var mu sync.Mutex
-		log := slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, nil))
-		s, err := server.Start(ctxT(t, 30*time.Second), cfg, log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Stop(); err != nil {
-			t.Fatal(err)
-		}
+	var buf strings.Builder
+	var mu sync.Mutex
+	logged := func() string { // what was logged since the last call
 		mu.Lock()
 		defer mu.Unlock()
-		return s, buf.String()
+		defer buf.Reset()
+		return buf.String()
 	}
-	s, first := start()
-	tok := s.Bundle().DashboardToken
-	if !strings.Contains(first, "token="+tok) || !strings.Contains(first, "msg=dashboard url="+s.URL()+"/") {
+	opts := testOptions()
+	opts.Logger = slog.New(slog.NewTextHandler(lockedWriter{&mu, &buf}, nil))
+	ts := servertest.Start(t, opts)
+	tok := ts.Bundle().DashboardToken
+	ts.Stop()
+	first := logged()
+	if !strings.Contains(first, "token="+tok) || !strings.Contains(first, "msg=dashboard url="+ts.URL()+"/") {
 		t.Fatalf("first start did not print the dashboard token and URL:\n%s", first)
 	}
-	_, second := start()
+	ts.Restart()
+	ts.Stop()
+	second := logged()
 	if strings.Contains(second, tok) || !strings.Contains(second, "tokens/dashboard") {
 		t.Fatalf("second start:\n%s", second)
 	}
@@ -509,18 +504,16 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 // token, so a token replaced in the data dir (and a restart) ends the
 // sessions made with the old one, though the cookie still opens.
 func TestRotatedTokenEndsSession(t *testing.T) {
-	cfg := testConfig(t)
-	cfg.Listen = freeLoopbackAddr(t)
-	ts := startServer(t, cfg)
+	ts := servertest.Start(t, testOptions())
 	b := newBrowserish(t, ts)
 	b.mustLogin(ts.Bundle().AdminToken)
-	ts.stop()
-	if err := os.WriteFile(filepath.Join(cfg.DataDir, "tokens", "admin"), []byte("a-new-admin-token-0123456789abcdef\n"), 0o600); err != nil {
+	ts.Stop()
+	if err := os.WriteFile(filepath.Join(ts.DataDir(), "tokens", "admin"), []byte("a-new-admin-token-0123456789abcdef\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ts2 := startServer(t, cfg)
-	if ts2.Bundle().AdminToken != "a-new-admin-token-0123456789abcdef" {
-		t.Fatalf("admin token after rotation: %q", ts2.Bundle().AdminToken)
+	ts.Restart()
+	if ts.Bundle().AdminToken != "a-new-admin-token-0123456789abcdef" {
+		t.Fatalf("admin token after rotation: %q", ts.Bundle().AdminToken)
 	}
 	if code, _, _ := b.do(http.MethodGet, "/ui/session", "", nil, nil); code != http.StatusUnauthorized {
 		t.Fatalf("session with the old token: %d", code)
@@ -535,7 +528,7 @@ func TestRotatedTokenEndsSession(t *testing.T) {
 // "unchanged"; an object made without apply is patched and gets the
 // annotation.
 func TestApplyThreeWay(t *testing.T) {
-	ts := startServer(t, testConfig(t))
+	ts := servertest.Start(t, testOptions())
 	b := newBrowserish(t, ts)
 	b.mustLogin(ts.Bundle().AdminToken)
 	type result struct {
@@ -601,7 +594,7 @@ spec:
 	}
 	ctx := ctxT(t, 20*time.Second)
 	var d api.Deployment
-	if err := ts.c.Get(ctx, resDeploys, "kube-public", "app", &d); err != nil {
+	if err := ts.Client().Get(ctx, resDeploys, "kube-public", "app", &d); err != nil {
 		t.Fatal(err)
 	}
 	la := d.Annotations[web.LastAppliedAnnotation]
@@ -614,7 +607,7 @@ spec:
 	}
 	// Someone else sets an annotation and a label on the Service.
 	patch := []byte(`{"metadata":{"annotations":{"owner":"ops"},"labels":{"extra":"yes"}}}`)
-	if err := ts.c.Patch(ctx, resServices, "kube-public", "app", client.MergePatchType, patch, nil); err != nil {
+	if err := ts.Client().Patch(ctx, resServices, "kube-public", "app", client.MergePatchType, patch, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := actions(apply(v1)); got != "kube-public/app unchanged, kube-public/app unchanged" {
@@ -626,7 +619,7 @@ spec:
 	if got := actions(apply(v2)); got != "kube-public/app configured, kube-public/app configured" {
 		t.Fatalf("apply v2: %s", got)
 	}
-	if err := ts.c.Get(ctx, resDeploys, "kube-public", "app", &d); err != nil {
+	if err := ts.Client().Get(ctx, resDeploys, "kube-public", "app", &d); err != nil {
 		t.Fatal(err)
 	}
 	env := d.Spec.Template.Spec.Containers[0].Env
@@ -634,7 +627,7 @@ spec:
 		t.Errorf("deployment after v2: replicas %d (want the default 1), labels %v, env %+v", *d.Spec.Replicas, d.Labels, env)
 	}
 	var s api.Service
-	if err := ts.c.Get(ctx, resServices, "kube-public", "app", &s); err != nil {
+	if err := ts.Client().Get(ctx, resServices, "kube-public", "app", &s); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.Spec.Ports) != 1 || s.Spec.Ports[0].Name != "http" || s.Labels["tier"] != "" || s.Labels["extra"] != "yes" || s.Annotations["owner"] != "ops" {
@@ -643,14 +636,14 @@ spec:
 
 	// An object created without apply: patched (nothing it has is deleted,
 	// there being no record), and recorded from now on.
-	if err := ts.c.Create(ctx, resServices, "kube-public", service("plain", 80)); err != nil {
+	if err := ts.Client().Create(ctx, resServices, "kube-public", service("plain", 80)); err != nil {
 		t.Fatal(err)
 	}
 	const plain = "apiVersion: v1\nkind: Service\nmetadata: {name: plain, labels: {x: z}}\nspec: {selector: {app: plain}, ports: [{port: 80, targetPort: 8080}]}\n"
 	if got := actions(apply(plain)); got != "kube-public/plain configured" {
 		t.Fatalf("apply over a created Service: %s", got)
 	}
-	if err := ts.c.Get(ctx, resServices, "kube-public", "plain", &s); err != nil || s.Labels["x"] != "z" || s.Annotations[web.LastAppliedAnnotation] == "" {
+	if err := ts.Client().Get(ctx, resServices, "kube-public", "plain", &s); err != nil || s.Labels["x"] != "z" || s.Annotations[web.LastAppliedAnnotation] == "" {
 		t.Fatalf("plain after apply: %v %v %v", err, s.Labels, s.Annotations)
 	}
 

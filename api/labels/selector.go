@@ -2,6 +2,7 @@ package labels
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -256,7 +257,7 @@ func SelectorFromSet(set map[string]string) Selector {
 func ValidatedSelectorFromSet(set map[string]string) (Selector, error) {
 	s := make(selector, 0, len(set))
 	var errs field.ErrorList
-	for _, k := range sortedKeys(set) {
+	for _, k := range slices.Sorted(maps.Keys(set)) {
 		r, rerrs := newRequirement(k, opEquals, []string{set[k]}, nil)
 		if len(rerrs) != 0 {
 			errs = append(errs, rerrs...)
@@ -268,15 +269,6 @@ func ValidatedSelectorFromSet(set map[string]string) (Selector, error) {
 		return nil, errs
 	}
 	return s, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Requirement is one match expression of a LabelSelector, in the shape of
@@ -307,7 +299,7 @@ func FromLabelSelector(matchLabels map[string]string, exprs []Requirement) (Sele
 	}
 	s := make(selector, 0, len(matchLabels)+len(exprs))
 	var errs field.ErrorList
-	for _, k := range sortedKeys(matchLabels) {
+	for _, k := range slices.Sorted(maps.Keys(matchLabels)) {
 		r, rerrs := newRequirement(k, opEquals, []string{matchLabels[k]}, nil)
 		if len(rerrs) != 0 {
 			errs = append(errs, rerrs...)

@@ -8,34 +8,14 @@ import (
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/client/record"
-	"github.com/skiff-dev/skiff/internal/config"
-	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
+// startServer is a server whose controllers write no Events about the
+// test's objects (the scheduler would report its unschedulable pod).
 func startServer(t *testing.T) *client.Client {
 	t.Helper()
-	cfg := config.ServerDefaults()
-	cfg.DisableAgent = true // the built-in agent would touch the machine's network
-	cfg.DataDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.NoSync = true
-	// Nothing else writes Events about the test's objects (the scheduler
-	// would report its unschedulable pod).
-	cfg.DisabledControllers = []string{"scheduler", "nodelifecycle"}
-	s, err := server.Start(context.Background(), cfg, nil)
-	if err != nil {
-		t.Fatalf("server.Start: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.Stop(); err != nil {
-			t.Errorf("server.Stop: %v", err)
-		}
-	})
-	c, err := s.Client()
-	if err != nil {
-		t.Fatalf("client: %v", err)
-	}
-	return c
+	return servertest.Start(t, servertest.Options{DisabledControllers: []string{"scheduler", "nodelifecycle"}}).Client()
 }
 
 func lookup(t *testing.T, resource string) *api.ResourceInfo {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"slices"
 	"strconv"
@@ -516,7 +517,7 @@ func applyStep(st step, root, v any, out []any) []any {
 		case []any:
 			out = append(out, x...)
 		case map[string]any:
-			for _, k := range sortedKeys(x) {
+			for _, k := range slices.Sorted(maps.Keys(x)) {
 				out = append(out, x[k])
 			}
 		}
@@ -589,12 +590,12 @@ func recurse(v any, names []string, out []any) []any {
 		if len(names) == 0 {
 			out = append(out, x)
 		}
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			if slices.Contains(names, k) {
 				out = append(out, x[k])
 			}
 		}
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			out = recurse(x[k], names, out)
 		}
 	case []any:
@@ -717,13 +718,4 @@ func format(v any) string {
 		return string(data)
 	}
 	return fmt.Sprint(v)
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

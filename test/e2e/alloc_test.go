@@ -8,8 +8,7 @@ import (
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
-	"github.com/skiff-dev/skiff/internal/config"
-	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 // TestServiceCIDRFull: once every address of --service-cidr is taken, a
@@ -17,24 +16,11 @@ import (
 // through the API and through `skiff apply`; deleting one frees a slot.
 // No agent: allocation is the control plane's alone.
 func TestServiceCIDRFull(t *testing.T) {
-	cfg := config.ServerDefaults()
-	cfg.DataDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.NoSync = true
-	cfg.DisableAgent = true
-	cfg.ServiceCIDR = "10.100.0.0/29"
+	s := servertest.Start(t, servertest.Options{ServiceCIDR: "10.100.0.0/29", Logger: testLog()})
+	admin := s.Client()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := server.Start(ctx, cfg, testLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
-	admin, err := s.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &cluster{t: t, dataDir: cfg.DataDir}
+	c := &cluster{t: t, dataDir: s.DataDir()}
 	svc := func(i int) *api.Service {
 		return &api.Service{ObjectMeta: api.ObjectMeta{Name: fmt.Sprintf("s%d", i), Namespace: "default"},
 			Spec: api.ServiceSpec{Selector: map[string]string{"app": "x"},

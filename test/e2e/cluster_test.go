@@ -35,7 +35,7 @@ import (
 	"github.com/skiff-dev/skiff/netagent/runtime"
 	"github.com/skiff-dev/skiff/netagent/runtime/process"
 	"github.com/skiff-dev/skiff/netexec"
-	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 var (
@@ -74,7 +74,7 @@ type cluster struct {
 	// t is the running (sub)test the helpers fail; see run.
 	t       testing.TB
 	mode    string
-	s       *server.Server
+	s       *servertest.Server
 	admin   *client.Client
 	node    *netnstest.NS
 	ext     *netnstest.NS
@@ -113,34 +113,26 @@ func newCluster(t testing.TB, mode string, opts ...func(*config.Server)) *cluste
 	if err := h.RouteAdd(&netlink.Route{Dst: netnstest.IPNet(netip.MustParsePrefix(lbPool)), Gw: net.ParseIP(nodeIP)}); err != nil {
 		t.Fatalf("ext: route %s via %s: %v", lbPool, nodeIP, err)
 	}
-	cfg := config.ServerDefaults()
-	cfg.DataDir = c.dataDir
-	cfg.Listen = "127.0.0.1:0"
-	cfg.NoSync = true
-	cfg.AgentNetNS = c.node.Path
-	cfg.AgentNodeName = nodeName
-	cfg.NodeIP = []string{nodeIP}
-	cfg.Runtime = "process"
-	cfg.ProxyMode = mode
-	cfg.DNSUpstream = []string{"127.0.0.1:1"} // nothing outside the cluster is asked
-	cfg.LBCIDR = lbPool
-	for _, o := range opts {
-		o(&cfg)
-	}
-	c.dataDir = cfg.DataDir
+	s := servertest.Start(t, servertest.Options{
+		DataDir: c.dataDir, Agent: true, LBCIDR: lbPool, Logger: testLog(),
+		Config: func(cfg *config.Server) {
+			cfg.AgentNetNS = c.node.Path
+			cfg.AgentNodeName = nodeName
+			cfg.NodeIP = []string{nodeIP}
+			cfg.Runtime = "process"
+			cfg.ProxyMode = mode
+			cfg.DNSUpstream = []string{"127.0.0.1:1"} // nothing outside the cluster is asked
+			for _, o := range opts {
+				o(cfg)
+			}
+		},
+	})
+	c.s, c.admin, c.dataDir = s, s.Client(), s.DataDir()
+	t.Cleanup(c.cleanup)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := server.Start(ctx, cfg, testLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.s = s
-	t.Cleanup(c.cleanup)
-	if c.admin, err = s.Client(); err != nil {
-		t.Fatal(err)
-	}
 	select {
-	case <-s.Agent().Ready():
+	case <-s.Server().Agent().Ready():
 	case <-time.After(30 * time.Second):
 		t.Fatal("built-in agent not Ready")
 	}
@@ -189,9 +181,7 @@ func (c *cluster) cleanup() {
 	if c.beforeStop != nil {
 		c.beforeStop()
 	}
-	if err := c.s.Stop(); err != nil {
-		c.t.Errorf("server Stop: %v", err)
-	}
+	c.s.Stop()
 	if c.afterStop != nil {
 		c.afterStop()
 	}

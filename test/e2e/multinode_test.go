@@ -20,7 +20,6 @@ import (
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/cli"
 	"github.com/skiff-dev/skiff/client"
-	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/kubectl"
 	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/netagent/cni"
@@ -29,7 +28,7 @@ import (
 	"github.com/skiff-dev/skiff/netagent/runtime"
 	"github.com/skiff-dev/skiff/netagent/runtime/process"
 	"github.com/skiff-dev/skiff/netexec"
-	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 // The multi-node LAN: a bridge in its own namespace, with the two nodes
@@ -63,7 +62,7 @@ type mnAgent struct {
 type multiNode struct {
 	t       *testing.T
 	ips     map[string]string // node addresses
-	s       *server.Server
+	s       *servertest.Server
 	admin   *client.Client
 	dataDir string
 	lan     *netnstest.NS
@@ -148,23 +147,10 @@ func newMultiNode(t *testing.T, mode, routes string, routed bool) *multiNode {
 		}
 	}
 
-	cfg := config.ServerDefaults()
-	cfg.DataDir = m.dataDir
-	cfg.Listen = "127.0.0.1:0"
-	cfg.NoSync = true
-	cfg.DisableAgent = true
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := server.Start(ctx, cfg, testLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.s = s
+	s := servertest.Start(t, servertest.Options{DataDir: m.dataDir, Logger: testLog()})
+	m.s, m.admin = s, s.Client()
 	t.Cleanup(m.cleanup)
-	if m.admin, err = s.Client(); err != nil {
-		t.Fatal(err)
-	}
-	clusterCIDR := netip.MustParsePrefix(cfg.ClusterCIDR)
+	clusterCIDR := netip.MustParsePrefix(s.Config().ClusterCIDR)
 	for _, name := range []string{"mn-a", "mn-b"} {
 		n := m.nodes[name]
 		rt, err := process.New(process.Config{StateDir: filepath.Join(n.dataDir, "runtime", "process")})
@@ -225,9 +211,7 @@ func (m *multiNode) cleanup() {
 	for _, n := range m.nodes {
 		n.stop()
 	}
-	if err := m.s.Stop(); err != nil {
-		m.t.Errorf("server Stop: %v", err)
-	}
+	m.s.Stop()
 	for _, n := range m.nodes {
 		rt, err := process.New(process.Config{StateDir: filepath.Join(n.dataDir, "runtime", "process")})
 		if err == nil {

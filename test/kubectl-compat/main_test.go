@@ -17,12 +17,12 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/skiff-dev/skiff/internal/config"
-	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 // env is what every test shares: the server, kubectl and a client-go client.
 var env struct {
-	srv        *server.Server
+	srv        *servertest.Server
 	kubeconfig string
 	kubectl    string
 	home       string
@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func run(m *testing.M) (int, error) {
+func run(m *testing.M) (code int, err error) {
 	tmp, err := os.MkdirTemp("", "kubectl-compat-")
 	if err != nil {
 		return 0, err
@@ -52,24 +52,27 @@ func run(m *testing.M) (int, error) {
 		}
 	}
 
-	cfg := config.ServerDefaults()
-	cfg.DataDir = filepath.Join(tmp, "data")
-	cfg.Listen = "127.0.0.1:0"
-	cfg.DisableAgent = true
-	cfg.NoSync = true
-	cfg.NodeMonitorGracePeriod = time.Hour // the test's node sends no heartbeats
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	log := slog.New(slog.DiscardHandler)
 	if os.Getenv("SKIFF_TEST_LOG") != "" {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	env.srv, err = server.Start(ctx, cfg, log)
+	env.srv, err = servertest.New(ctx, servertest.Options{
+		DataDir: filepath.Join(tmp, "data"),
+		Logger:  log,
+		// The test's node sends no heartbeats.
+		Config: func(cfg *config.Server) { cfg.NodeMonitorGracePeriod = time.Hour },
+	})
 	if err != nil {
 		return 0, err
 	}
-	defer env.srv.Stop()
-	env.kubeconfig = env.srv.Bundle().KubeconfigPath
+	defer func() {
+		if cerr := env.srv.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	env.kubeconfig = env.srv.Kubeconfig()
 	env.home = filepath.Join(tmp, "home")
 	if err := os.MkdirAll(env.home, 0o700); err != nil {
 		return 0, err

@@ -23,12 +23,11 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
-	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 	"github.com/skiff-dev/skiff/netagent/proxy/iptables"
 	"github.com/skiff-dev/skiff/netagent/proxy/proxytest"
-	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 var (
@@ -103,20 +102,7 @@ func start(tb testing.TB, mode string, n int) *env {
 	// The control plane: a real server with its endpointslice controller,
 	// no agent; the pods are bound to the node by the test, and the node
 	// lifecycle controller would mark them NotReady (no node heartbeats).
-	cfg := config.ServerDefaults()
-	cfg.DataDir = tb.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.DisableAgent = true
-	cfg.DisabledControllers = []string{"nodelifecycle", "scheduler"}
-	s, err := server.Start(ctx, cfg, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = s.Stop() })
-	c, err := s.Client()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	c := servertest.Start(tb, servertest.Options{Sync: true, DisabledControllers: []string{"nodelifecycle", "scheduler"}}).Client()
 
 	// The node: namespaces with a bridge and one real pod answering its
 	// name; the other Services' pods exist in the API only.
