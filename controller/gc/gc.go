@@ -129,10 +129,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		}
 	}
 	c.log.Info("graph synced", "objects", c.graph.size(), "resources", len(refls))
-	for range workers {
-		wg.Go(func() { workqueue.Run(ctx, c.queue, c.sync, c.log, "uid") })
-	}
-	<-ctx.Done()
+	workqueue.Run(ctx, c.queue, c.sync, workqueue.Options[string]{Workers: workers, Log: c.log, KeyName: "uid"})
 	return nil
 }
 

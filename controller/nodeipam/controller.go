@@ -109,17 +109,12 @@ func New(c Client, nodes Cache, opts Options, logger *slog.Logger) (*Controller,
 // Run waits for the nodes cache, rebuilds the allocations from the nodes'
 // podCIDRs, then assigns subnets with workers workers until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	defer c.queue.ShutDown()
 	if !client.WaitForCacheSync(ctx, c.nodes.HasSynced) {
 		return nil
 	}
 	c.rebuild()
-	for range max(workers, 1) {
-		wg.Go(func() { workqueue.Run(ctx, c.queue, c.sync, c.log, "node") })
-	}
-	<-ctx.Done()
+	workqueue.Run(ctx, c.queue, c.sync, workqueue.Options[string]{Workers: workers, Log: c.log, KeyName: "node"})
 	return nil
 }
 

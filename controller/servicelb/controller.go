@@ -108,11 +108,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		return nil
 	}
 	c.rebuild()
-	done := make(chan struct{})
-	go func() { defer close(done); workqueue.Run(ctx, c.queue, c.sync, c.log, "service") }()
-	<-ctx.Done()
-	c.queue.ShutDown()
-	<-done
+	workqueue.Run(ctx, c.queue, c.sync, workqueue.Options[string]{Log: c.log, KeyName: "service"})
 	return nil
 }
 
