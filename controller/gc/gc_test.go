@@ -15,7 +15,7 @@ import (
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/client/workqueue"
-	"github.com/skiff-dev/skiff/controller/internal/fakeapi"
+	"github.com/skiff-dev/skiff/internal/fakeapi"
 )
 
 // testObject is any object with metadata only.

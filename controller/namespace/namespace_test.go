@@ -15,7 +15,7 @@ import (
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/client/workqueue"
 	"github.com/skiff-dev/skiff/controller/gc"
-	"github.com/skiff-dev/skiff/controller/internal/fakeapi"
+	"github.com/skiff-dev/skiff/internal/fakeapi"
 	"github.com/skiff-dev/skiff/controller/internal/reflector"
 )
 
