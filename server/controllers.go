@@ -87,17 +87,25 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 		add("namespace", func(ctx context.Context) error { return ns.Run(ctx, 2) })
 	}
 	if enabled("endpointslice") {
-		eps := endpointslice.New(c, informer("services", "services", ""), pods(),
-			informer("endpointslices.discovery.k8s.io", "endpointslices", ""), endpointslice.Options{
-				MaxEndpointsPerSlice: s.cfg.MaxEndpointsPerSlice,
-				Recorder:             recorder("endpointslice-controller"),
-			}, s.log.With("component", "endpointslice"))
-		add("endpointslice", func(ctx context.Context) error { return eps.Run(ctx, 4) })
+		eps := endpointslice.New(endpointslice.Deps{
+			Client:         c,
+			Services:       informer("services", "services", ""),
+			Pods:           pods(),
+			EndpointSlices: informer("endpointslices.discovery.k8s.io", "endpointslices", ""),
+			Recorder:       recorder("endpointslice-controller"),
+			Log:            s.log.With("component", "endpointslice"),
+		}, endpointslice.Options{MaxEndpointsPerSlice: s.cfg.MaxEndpointsPerSlice, Workers: 4})
+		add("endpointslice", eps.Run)
 	}
 	if enabled("deployment") {
-		dc := deployment.New(c, informer("deployments.apps", "deployments", ""), pods(),
-			deployment.Options{Recorder: recorder("deployment-controller")}, s.log.With("component", "deployment"))
-		add("deployment", func(ctx context.Context) error { return dc.Run(ctx, 4) })
+		dc := deployment.New(deployment.Deps{
+			Client:      c,
+			Deployments: informer("deployments.apps", "deployments", ""),
+			Pods:        pods(),
+			Recorder:    recorder("deployment-controller"),
+			Log:         s.log.With("component", "deployment"),
+		}, deployment.Options{Workers: 4})
+		add("deployment", dc.Run)
 	}
 	if enabled("statefulset") {
 		sc := statefulset.New(c, informer("statefulsets.apps", "statefulsets", ""), pods(),
