@@ -79,12 +79,13 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 	}
 
 	if enabled("gc") {
-		g := gc.New(c, s.resource, s.log.With("component", "gc"))
-		add("gc", func(ctx context.Context) error { return g.Run(ctx, 2) })
+		g := gc.New(gc.Deps{Client: c, Log: s.log.With("component", "gc")}, gc.Options{Resources: s.resource, Workers: 2})
+		add("gc", g.Run)
 	}
 	if enabled("namespace") {
-		ns := namespace.New(c, s.resource, s.log.With("component", "namespace"))
-		add("namespace", func(ctx context.Context) error { return ns.Run(ctx, 2) })
+		ns := namespace.New(namespace.Deps{Client: c, Log: s.log.With("component", "namespace")},
+			namespace.Options{Resources: s.resource, Workers: 2})
+		add("namespace", ns.Run)
 	}
 	if enabled("endpointslice") {
 		eps := endpointslice.New(endpointslice.Deps{
@@ -108,9 +109,14 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 		add("deployment", dc.Run)
 	}
 	if enabled("statefulset") {
-		sc := statefulset.New(c, informer("statefulsets.apps", "statefulsets", ""), pods(),
-			statefulset.Options{Recorder: recorder("statefulset-controller")}, s.log.With("component", "statefulset"))
-		add("statefulset", func(ctx context.Context) error { return sc.Run(ctx, 2) })
+		sc := statefulset.New(statefulset.Deps{
+			Client:       c,
+			StatefulSets: informer("statefulsets.apps", "statefulsets", ""),
+			Pods:         pods(),
+			Recorder:     recorder("statefulset-controller"),
+			Log:          s.log.With("component", "statefulset"),
+		}, statefulset.Options{Workers: 2})
+		add("statefulset", sc.Run)
 	}
 	if enabled("scheduler") {
 		sched := scheduler.New(c, pods(), nodes(), scheduler.Options{Recorder: recorder("default-scheduler")},
@@ -118,13 +124,19 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 		add("scheduler", func(ctx context.Context) error { return sched.Run(ctx, 16) })
 	}
 	if enabled("nodelifecycle") {
-		nl := nodelifecycle.New(c, nodes(), pods(),
-			informer("leases.coordination.k8s.io", "leases", nodelifecycle.LeaseNamespace), nodelifecycle.Options{
-				NodeMonitorGracePeriod: s.cfg.NodeMonitorGracePeriod,
-				PodEvictionTimeout:     s.cfg.PodEvictionTimeout,
-				Recorder:               recorder("node-controller"),
-			}, s.log.With("component", "nodelifecycle"))
-		add("nodelifecycle", func(ctx context.Context) error { return nl.Run(ctx, 2) })
+		nl := nodelifecycle.New(nodelifecycle.Deps{
+			Client:   c,
+			Nodes:    nodes(),
+			Pods:     pods(),
+			Leases:   informer("leases.coordination.k8s.io", "leases", nodelifecycle.LeaseNamespace),
+			Recorder: recorder("node-controller"),
+			Log:      s.log.With("component", "nodelifecycle"),
+		}, nodelifecycle.Options{
+			NodeMonitorGracePeriod: s.cfg.NodeMonitorGracePeriod,
+			PodEvictionTimeout:     s.cfg.PodEvictionTimeout,
+			Workers:                2,
+		})
+		add("nodelifecycle", nl.Run)
 	}
 	if enabled("nodeipam") {
 		// nodeipam gives each Node its podCIDR (config.Parse validated the
