@@ -15,8 +15,8 @@ import (
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/client/workqueue"
 	"github.com/skiff-dev/skiff/controller/gc"
-	"github.com/skiff-dev/skiff/internal/fakeapi"
 	"github.com/skiff-dev/skiff/controller/internal/reflector"
+	"github.com/skiff-dev/skiff/internal/fakeapi"
 )
 
 func TestToDelete(t *testing.T) {
