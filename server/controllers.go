@@ -141,21 +141,23 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 	if enabled("nodeipam") {
 		// nodeipam gives each Node its podCIDR (config.Parse validated the
 		// mask against the cluster CIDR, so New cannot fail on flags).
-		if ipam, err := nodeipam.New(c, nodes(), nodeipam.Options{
-			ClusterCIDR: s.parsed.ClusterCIDR, NodeMaskSize: s.cfg.NodeCIDRMaskSize,
-			Recorder: recorder("node-ipam-controller"),
-		}, s.log.With("component", "nodeipam")); err != nil {
+		if ipam, err := nodeipam.New(nodeipam.Deps{
+			Client: c, Nodes: nodes(), Recorder: recorder("node-ipam-controller"), Log: s.log.With("component", "nodeipam"),
+		}, nodeipam.Options{
+			ClusterCIDR: s.parsed.ClusterCIDR, NodeMaskSize: s.cfg.NodeCIDRMaskSize, Workers: 2,
+		}); err != nil {
 			s.log.Error("nodeipam: not started", "err", err)
 		} else {
-			add("nodeipam", func(ctx context.Context) error { return ipam.Run(ctx, 2) })
+			add("nodeipam", ipam.Run)
 		}
 	}
 	if s.parsed.LBCIDR.IsValid() && enabled("servicelb") {
 		// servicelb gives LoadBalancer Services an address from --lb-cidr
 		// (validated by config.Parse).
-		if lb, err := servicelb.New(c, informer("services", "services", ""), servicelb.Options{
-			Pool: s.parsed.LBCIDR, Recorder: recorder("service-lb-controller"),
-		}, s.log.With("component", "servicelb")); err != nil {
+		if lb, err := servicelb.New(servicelb.Deps{
+			Client: c, Services: informer("services", "services", ""),
+			Recorder: recorder("service-lb-controller"), Log: s.log.With("component", "servicelb"),
+		}, servicelb.Options{Pool: s.parsed.LBCIDR}); err != nil {
 			s.log.Error("servicelb: not started", "err", err)
 		} else {
 			add("servicelb", lb.Run)

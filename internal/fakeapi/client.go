@@ -74,3 +74,9 @@ func (c Client) Do(ctx context.Context, method, path string, body, out any) erro
 	// real server's binding subresource does.
 	return c.writeKeepGeneration(info, old, next)
 }
+
+// UpdateStatus implements the client call: Update of the status
+// subresource.
+func (c Client) UpdateStatus(ctx context.Context, info *api.ResourceInfo, ns string, obj api.Object) error {
+	return c.Update(ctx, info, ns, obj, "status")
+}
