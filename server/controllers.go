@@ -119,9 +119,11 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 		add("statefulset", sc.Run)
 	}
 	if enabled("scheduler") {
-		sched := scheduler.New(c, pods(), nodes(), scheduler.Options{Recorder: recorder("default-scheduler")},
-			s.log.With("component", "scheduler"))
-		add("scheduler", func(ctx context.Context) error { return sched.Run(ctx, 16) })
+		sched := scheduler.New(scheduler.Deps{
+			Client: c, Pods: pods(), Nodes: nodes(),
+			Recorder: recorder("default-scheduler"), Log: s.log.With("component", "scheduler"),
+		}, scheduler.Options{Workers: 16})
+		add("scheduler", sched.Run)
 	}
 	if enabled("nodelifecycle") {
 		nl := nodelifecycle.New(nodelifecycle.Deps{
