@@ -14,7 +14,7 @@ import (
 )
 
 // EventRecorder records Events about objects (client/record satisfies
-// it). Options.Recorder nil records nothing.
+// it). A nil Deps.Recorder records nothing.
 type EventRecorder interface {
 	Eventf(obj api.Object, eventType, reason, format string, args ...any)
 }

@@ -21,7 +21,7 @@ const LeaseNamespace = "kube-node-lease"
 const PodNodeIndex = "spec.nodeName"
 
 // EventRecorder records Events about objects (client/record satisfies
-// it). Options.Recorder nil records nothing.
+// it). A nil Deps.Recorder records nothing.
 type EventRecorder interface {
 	Eventf(obj api.Object, eventType, reason, format string, args ...any)
 }
