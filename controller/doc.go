@@ -9,10 +9,9 @@
 // # Shape
 //
 //	informers ──handlers queue keys──► workqueue ──workqueue.Run──► sync(key)
-//	                                                                  │
-//	        read the caches ◄─────────────────────────────────────────┘
-//	        Reconcile(Input) Plan     (pure; table-tested)
-//	        apply(Plan)               (API writes; expectations recorded)
+//	sync(key): read the caches → Reconcile(Input) Plan (pure) → apply(Plan)
+//
+// The parts:
 //
 //   - Informer handlers only queue keys ("namespace/name"); they never call
 //     the API. The queue is level-triggered: a key is a request to look

@@ -26,9 +26,9 @@ type Options[K comparable] struct {
 	// default "key".
 	KeyName string
 	// RetryLevel is the level of the line logged for a failure that is
-	// retried, so that expected ones (a conflict with a stale cache) can
-	// stay at Debug; nil means Warn for every error.
-	RetryLevel func(err error) slog.Level
+	// retried, so that expected ones (a conflict with a stale cache, the
+	// first few retries) can stay at Debug; nil means Warn for every one.
+	RetryLevel func(f Failure[K]) slog.Level
 	// OnError, when set, is called for every failed sync while ctx is
 	// live, before the key is retried or dropped: a controller records an
 	// Event or a condition here, or clears state it keeps for the key when
@@ -129,7 +129,7 @@ func handle[K comparable](ctx context.Context, q *Queue[K], key K, err error, op
 	}
 	level := slog.LevelWarn
 	if opts.RetryLevel != nil {
-		level = opts.RetryLevel(err)
+		level = opts.RetryLevel(f)
 	}
 	opts.Log.Log(ctx, level, "sync failed, retrying", opts.KeyName, key, "retries", f.Retries, "err", err)
 	q.AddRateLimited(key)

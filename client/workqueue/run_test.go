@@ -165,8 +165,8 @@ func TestRunRetryLevel(t *testing.T) {
 				return errBoom
 			}
 			return nil
-		}, Options[string]{Log: slog.New(logs), RetryLevel: func(err error) slog.Level {
-			if errors.Is(err, errQuiet) {
+		}, Options[string]{Log: slog.New(logs), RetryLevel: func(f Failure[string]) slog.Level {
+			if errors.Is(f.Err, errQuiet) {
 				return slog.LevelDebug
 			}
 			return slog.LevelWarn

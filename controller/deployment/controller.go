@@ -300,8 +300,8 @@ func (c *Controller) Run(ctx context.Context) error {
 		MaxRetries: c.maxRetries,
 		Log:        c.log,
 		KeyName:    "deployment",
-		RetryLevel: func(err error) slog.Level {
-			if client.IsConflict(err) {
+		RetryLevel: func(f workqueue.Failure[string]) slog.Level {
+			if client.IsConflict(f.Err) {
 				return slog.LevelDebug // a stale cache; the retry reads the new version
 			}
 			return slog.LevelWarn

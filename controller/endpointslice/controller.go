@@ -308,8 +308,8 @@ func (c *Controller) Run(ctx context.Context) error {
 		MaxRetries: maxRetries,
 		Log:        c.log,
 		KeyName:    "service",
-		RetryLevel: func(err error) slog.Level {
-			if errors.Is(err, errStaleCache) {
+		RetryLevel: func(f workqueue.Failure[string]) slog.Level {
+			if errors.Is(f.Err, errStaleCache) {
 				return slog.LevelDebug // waiting for the slice event
 			}
 			return slog.LevelInfo

@@ -146,8 +146,8 @@ func (c *Controller) Run(ctx context.Context) error {
 		Workers: c.workers,
 		Log:     c.log,
 		KeyName: "namespace",
-		RetryLevel: func(err error) slog.Level {
-			if errors.Is(err, errContentRemains) {
+		RetryLevel: func(f workqueue.Failure[string]) slog.Level {
+			if errors.Is(f.Err, errContentRemains) {
 				return slog.LevelDebug // waiting for the content to go
 			}
 			return slog.LevelWarn
