@@ -75,8 +75,8 @@ var ErrHandedOff = errors.New("workqueue: work handed off")
 //   - RequeueAfter(d): the same, and the key is added again after d.
 //   - ErrHandedOff: nothing; another goroutine settles the key.
 //   - another error while ctx is live: OnError is called, then the key is
-//     re-added with back-off (AddRateLimited), or dropped after
-//     MaxRetries failures in a row. An error once ctx has ended is the
+//     re-added with back-off (AddRateLimited), or dropped once it has
+//     been retried MaxRetries times in a row. An error once ctx has ended is the
 //     shutdown's doing: it is neither logged nor retried.
 func Run[K comparable](ctx context.Context, q *Queue[K], syncKey func(context.Context, K) error, opts Options[K]) {
 	stop := context.AfterFunc(ctx, q.ShutDown)
@@ -93,6 +93,10 @@ func Run[K comparable](ctx context.Context, q *Queue[K], syncKey func(context.Co
 			for {
 				key, ok := q.Get()
 				if !ok {
+					return
+				}
+				if ctx.Err() != nil { // ShutDown is on its way
+					q.Done(key)
 					return
 				}
 				handle(ctx, q, key, syncKey(ctx, key), &opts)
