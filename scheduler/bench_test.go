@@ -76,11 +76,11 @@ func BenchmarkBind10kPodsOn100Nodes(b *testing.B) {
 		if !client.WaitForCacheSync(ctx, podInf.HasSynced, nodeInf.HasSynced) {
 			b.Fatal("informers did not sync")
 		}
-		s := scheduler.New(c, podInf, nodeInf, scheduler.Options{}, testLogger())
+		s := scheduler.New(scheduler.Deps{Client: c, Pods: podInf, Nodes: nodeInf, Log: testLogger()}, scheduler.Options{Workers: workers})
 		done := make(chan error, 1)
 		b.StartTimer()
 		start := time.Now()
-		go func() { done <- s.Run(ctx, workers) }()
+		go func() { done <- s.Run(ctx) }()
 		select {
 		case <-all:
 		case <-time.After(5 * time.Minute):

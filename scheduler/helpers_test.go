@@ -38,6 +38,9 @@ func testLogger() *slog.Logger {
 // disabled.
 func startServer(tb testing.TB, disabled ...string) *client.Client {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("a real API server; -short runs the tests on the fake API only")
+	}
 	cfg := config.ServerDefaults()
 	cfg.DisableAgent = true // the built-in agent would touch the machine's network
 	cfg.DataDir = tb.TempDir()

@@ -15,13 +15,14 @@ import (
 
 // runScheduler starts a scheduler with its own informers until the test
 // ends and checks that Run returns.
-func runScheduler(t *testing.T, c *client.Client, opts scheduler.Options) {
+func runScheduler(t *testing.T, c *client.Client, opts scheduler.Options, rec scheduler.EventRecorder) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pods, nodes := informers(t, ctx, c)
-	s := scheduler.New(c, pods, nodes, opts, testLogger())
+	opts.Workers = 4
+	s := scheduler.New(scheduler.Deps{Client: c, Pods: pods, Nodes: nodes, Recorder: rec, Log: testLogger()}, opts)
 	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx, 4) }()
+	go func() { done <- s.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -61,7 +62,7 @@ func TestBindsToEligibleNodesAndSpreads(t *testing.T) {
 	cordoned.Spec.Unschedulable = true
 	mustCreate(t, c, nodesRes, "", cordoned)
 
-	runScheduler(t, c, scheduler.Options{})
+	runScheduler(t, c, scheduler.Options{}, nil)
 
 	web := newDeployment(t, c, ns, "web")
 	for i := range 9 {
@@ -136,7 +137,7 @@ func TestUnschedulableUntilANodeFits(t *testing.T) {
 	mustCreate(t, c, nodesRes, "", readyNode("zoned", "8", "2Gi", "110", map[string]string{"zone": "z1"}))
 
 	// Back-off far beyond the test: only the node event can bring the pod back.
-	runScheduler(t, c, scheduler.Options{Recorder: &apiRecorder{c: c}, RetryBase: time.Hour, RetryMax: time.Hour})
+	runScheduler(t, c, scheduler.Options{RetryBase: time.Hour, RetryMax: time.Hour}, &apiRecorder{c: c})
 	big := newPod("big", "2", nil)
 	big.Spec.NodeSelector = map[string]string{"size": "large"}
 	mustCreate(t, c, podsRes, ns, big)
@@ -193,7 +194,7 @@ func TestCapacityFreedByDeletion(t *testing.T) {
 	mustCreate(t, c, nsRes, "", &api.Namespace{ObjectMeta: api.ObjectMeta{Name: ns}})
 	mustCreate(t, c, nodesRes, "", readyNode("n1", "2", "4Gi", "3", nil))
 	mustCreate(t, c, nodesRes, "", readyNode("n2", "1", "4Gi", "10", nil))
-	runScheduler(t, c, scheduler.Options{RetryBase: time.Hour, RetryMax: time.Hour})
+	runScheduler(t, c, scheduler.Options{RetryBase: time.Hour, RetryMax: time.Hour}, nil)
 
 	// 2 cpu on n1 (3 pods max) + 1 cpu on n2: exactly four 500m pods fit on n1
 	// by cpu but only 3 by count, two on n2.

@@ -14,7 +14,7 @@ import (
 )
 
 // EventRecorder records Events about objects (client/record satisfies
-// it). Options.Recorder nil records nothing.
+// it). A nil Deps.Recorder records nothing.
 type EventRecorder interface {
 	Eventf(obj api.Object, eventType, reason, format string, args ...any)
 }
@@ -38,13 +38,27 @@ type Cache interface {
 
 var _ Cache = (*client.Informer)(nil)
 
+// Deps are what the scheduler talks to.
+type Deps struct {
+	// Client posts bindings and writes pods/status.
+	Client Client
+	// Pods and Nodes are informers of every pod and node; the caller
+	// runs them.
+	Pods, Nodes Cache
+	// Recorder receives Scheduled and FailedScheduling events; nil = none.
+	Recorder EventRecorder
+	// Log is the scheduler's logger; nil logs nowhere.
+	Log *slog.Logger
+}
+
 // Options tune the scheduler; zero values take the defaults.
 type Options struct {
 	// SchedulerName: pods whose spec.schedulerName is this (or empty) are
 	// scheduled. Default api.DefaultSchedulerName.
 	SchedulerName string
-	// Recorder receives Scheduled and FailedScheduling events; nil = none.
-	Recorder EventRecorder
+	// Workers is how many goroutines make the API calls (bindings,
+	// status writes); one goroutine decides. Default 16.
+	Workers int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// AssumeTimeout: an assumed pod whose bind succeeded but which the
@@ -82,6 +96,9 @@ func (o *Options) defaults() {
 	if o.MaxRetries <= 0 {
 		o.MaxRetries = 15
 	}
+	if o.Workers <= 0 {
+		o.Workers = 16
+	}
 }
 
 // housekeepingPeriod is how often unschedulable pods whose back-off has
@@ -96,6 +113,7 @@ type Scheduler struct {
 	nodes   Cache
 	podInfo *api.ResourceInfo
 	opts    Options
+	rec     EventRecorder
 	log     *slog.Logger
 
 	cache   *cache
@@ -104,19 +122,18 @@ type Scheduler struct {
 	tasks   chan task
 }
 
-// New builds a scheduler over the pods and nodes informers (the caller
-// runs them) and registers its handlers on them. logger may be nil.
-func New(c *client.Client, pods, nodes *client.Informer, opts Options, logger *slog.Logger) *Scheduler {
-	return newScheduler(c, pods, nodes, opts, logger)
-}
-
-func newScheduler(c Client, pods, nodes Cache, opts Options, logger *slog.Logger) *Scheduler {
+// New builds a scheduler over deps' pods and nodes informers and
+// registers its handlers on them.
+func New(deps Deps, opts Options) *Scheduler {
 	opts.defaults()
+	logger := deps.Log
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	pods, nodes := deps.Pods, deps.Nodes
 	s := &Scheduler{
-		client:  c,
+		client:  deps.Client,
+		rec:     deps.Recorder,
 		pods:    pods,
 		nodes:   nodes,
 		podInfo: api.Lookup(api.Resources(), "v1", "pods"),
@@ -238,29 +255,24 @@ type task struct {
 }
 
 // Run waits for the informers' caches, then schedules until ctx ends: one
-// goroutine decides (so every decision sees the previous ones), workers
-// goroutines (at least 1) make the API calls. It returns nil once ctx has
-// ended and every goroutine it started has exited.
-func (s *Scheduler) Run(ctx context.Context, workers int) error {
-	workers = max(workers, 1)
+// goroutine decides (workqueue.Run with one worker, so every decision sees
+// the previous ones), Options.Workers goroutines make the API calls. It
+// returns nil once ctx has ended and every goroutine it started has
+// exited.
+func (s *Scheduler) Run(ctx context.Context) error {
 	defer s.queue.ShutDown()
 	if !client.WaitForCacheSync(ctx, s.pods.HasSynced, s.nodes.HasSynced) {
 		return nil
 	}
-	s.log.Info("caches synced, scheduling", "workers", workers)
+	s.log.Info("caches synced, scheduling", "workers", s.opts.Workers)
 	var wg sync.WaitGroup
 	var workersWG sync.WaitGroup
-	for range workers {
+	for range s.opts.Workers {
 		workersWG.Go(func() { s.worker(ctx) })
 	}
 	wg.Go(func() { s.housekeeping(ctx) })
-	wg.Go(func() {
-		defer close(s.tasks)
-		for s.scheduleNext(ctx) {
-		}
-	})
-	<-ctx.Done()
-	s.queue.ShutDown()
+	workqueue.Run(ctx, s.queue, s.scheduleOne, workqueue.Options[string]{Workers: 1, Log: s.log, KeyName: "pod"})
+	close(s.tasks) // the one sender has returned
 	wg.Wait()
 	workersWG.Wait()
 	return nil
@@ -287,22 +299,20 @@ func (s *Scheduler) housekeeping(ctx context.Context) {
 	}
 }
 
-// scheduleNext decides one queued pod; false once the queue is shut down.
-func (s *Scheduler) scheduleNext(ctx context.Context) bool {
-	key, ok := s.queue.Get()
-	if !ok {
-		return false
-	}
-	defer s.queue.Done(key)
+// scheduleOne decides one queued pod and hands the API call to the
+// workers, which settle the key's retries (bind): it returns
+// workqueue.ErrHandedOff, so workqueue.Run neither forgets nor retries
+// the key, except for a pod that is gone (nil: nothing is left to retry).
+func (s *Scheduler) scheduleOne(ctx context.Context, key string) error {
 	ns, name := splitKey(key)
 	obj, ok := s.pods.Get(ns, name)
 	if !ok {
 		s.unsched.remove(key)
-		return true
+		return nil
 	}
 	pod := obj.(*api.Pod)
 	if !s.responsible(pod) || s.cache.placed(key, pod.UID) {
-		return true
+		return workqueue.ErrHandedOff
 	}
 	info := newPodInfo(pod)
 	gen := s.unsched.generation()
@@ -325,7 +335,7 @@ func (s *Scheduler) scheduleNext(ctx context.Context) bool {
 			s.cache.forget(key, info.uid)
 		}
 	}
-	return true
+	return workqueue.ErrHandedOff
 }
 
 func splitKey(key string) (ns, name string) {
@@ -397,7 +407,7 @@ func (s *Scheduler) retry(ctx context.Context, key string, err error) {
 }
 
 func (s *Scheduler) event(t task, eventType, reason, format string, args ...any) {
-	if s.opts.Recorder == nil {
+	if s.rec == nil {
 		return
 	}
 	ref := &api.Pod{ObjectMeta: api.ObjectMeta{Name: t.name, Namespace: t.ns, UID: t.pod.uid}}
@@ -405,7 +415,7 @@ func (s *Scheduler) event(t task, eventType, reason, format string, args ...any)
 	if obj, ok := s.pods.Get(t.ns, t.name); ok && obj.GetObjectMeta().UID == t.pod.uid {
 		ref = obj.(*api.Pod)
 	}
-	s.opts.Recorder.Eventf(ref, eventType, reason, format, args...)
+	s.rec.Eventf(ref, eventType, reason, format, args...)
 }
 
 // reportUnschedulable records a FailedScheduling event and sets the pod's

@@ -79,63 +79,87 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 	}
 
 	if enabled("gc") {
-		g := gc.New(c, s.resource, s.log.With("component", "gc"))
-		add("gc", func(ctx context.Context) error { return g.Run(ctx, 2) })
+		g := gc.New(gc.Deps{Client: c, Log: s.log.With("component", "gc")}, gc.Options{Resources: s.resource, Workers: 2})
+		add("gc", g.Run)
 	}
 	if enabled("namespace") {
-		ns := namespace.New(c, s.resource, s.log.With("component", "namespace"))
-		add("namespace", func(ctx context.Context) error { return ns.Run(ctx, 2) })
+		ns := namespace.New(namespace.Deps{Client: c, Log: s.log.With("component", "namespace")},
+			namespace.Options{Resources: s.resource, Workers: 2})
+		add("namespace", ns.Run)
 	}
 	if enabled("endpointslice") {
-		eps := endpointslice.New(c, informer("services", "services", ""), pods(),
-			informer("endpointslices.discovery.k8s.io", "endpointslices", ""), endpointslice.Options{
-				MaxEndpointsPerSlice: s.cfg.MaxEndpointsPerSlice,
-				Recorder:             recorder("endpointslice-controller"),
-			}, s.log.With("component", "endpointslice"))
-		add("endpointslice", func(ctx context.Context) error { return eps.Run(ctx, 4) })
+		eps := endpointslice.New(endpointslice.Deps{
+			Client:         c,
+			Services:       informer("services", "services", ""),
+			Pods:           pods(),
+			EndpointSlices: informer("endpointslices.discovery.k8s.io", "endpointslices", ""),
+			Recorder:       recorder("endpointslice-controller"),
+			Log:            s.log.With("component", "endpointslice"),
+		}, endpointslice.Options{MaxEndpointsPerSlice: s.cfg.MaxEndpointsPerSlice, Workers: 4})
+		add("endpointslice", eps.Run)
 	}
 	if enabled("deployment") {
-		dc := deployment.New(c, informer("deployments.apps", "deployments", ""), pods(),
-			deployment.Options{Recorder: recorder("deployment-controller")}, s.log.With("component", "deployment"))
-		add("deployment", func(ctx context.Context) error { return dc.Run(ctx, 4) })
+		dc := deployment.New(deployment.Deps{
+			Client:      c,
+			Deployments: informer("deployments.apps", "deployments", ""),
+			Pods:        pods(),
+			Recorder:    recorder("deployment-controller"),
+			Log:         s.log.With("component", "deployment"),
+		}, deployment.Options{Workers: 4})
+		add("deployment", dc.Run)
 	}
 	if enabled("statefulset") {
-		sc := statefulset.New(c, informer("statefulsets.apps", "statefulsets", ""), pods(),
-			statefulset.Options{Recorder: recorder("statefulset-controller")}, s.log.With("component", "statefulset"))
-		add("statefulset", func(ctx context.Context) error { return sc.Run(ctx, 2) })
+		sc := statefulset.New(statefulset.Deps{
+			Client:       c,
+			StatefulSets: informer("statefulsets.apps", "statefulsets", ""),
+			Pods:         pods(),
+			Recorder:     recorder("statefulset-controller"),
+			Log:          s.log.With("component", "statefulset"),
+		}, statefulset.Options{Workers: 2})
+		add("statefulset", sc.Run)
 	}
 	if enabled("scheduler") {
-		sched := scheduler.New(c, pods(), nodes(), scheduler.Options{Recorder: recorder("default-scheduler")},
-			s.log.With("component", "scheduler"))
-		add("scheduler", func(ctx context.Context) error { return sched.Run(ctx, 16) })
+		sched := scheduler.New(scheduler.Deps{
+			Client: c, Pods: pods(), Nodes: nodes(),
+			Recorder: recorder("default-scheduler"), Log: s.log.With("component", "scheduler"),
+		}, scheduler.Options{Workers: 16})
+		add("scheduler", sched.Run)
 	}
 	if enabled("nodelifecycle") {
-		nl := nodelifecycle.New(c, nodes(), pods(),
-			informer("leases.coordination.k8s.io", "leases", nodelifecycle.LeaseNamespace), nodelifecycle.Options{
-				NodeMonitorGracePeriod: s.cfg.NodeMonitorGracePeriod,
-				PodEvictionTimeout:     s.cfg.PodEvictionTimeout,
-				Recorder:               recorder("node-controller"),
-			}, s.log.With("component", "nodelifecycle"))
-		add("nodelifecycle", func(ctx context.Context) error { return nl.Run(ctx, 2) })
+		nl := nodelifecycle.New(nodelifecycle.Deps{
+			Client:   c,
+			Nodes:    nodes(),
+			Pods:     pods(),
+			Leases:   informer("leases.coordination.k8s.io", "leases", nodelifecycle.LeaseNamespace),
+			Recorder: recorder("node-controller"),
+			Log:      s.log.With("component", "nodelifecycle"),
+		}, nodelifecycle.Options{
+			NodeMonitorGracePeriod: s.cfg.NodeMonitorGracePeriod,
+			PodEvictionTimeout:     s.cfg.PodEvictionTimeout,
+			Workers:                2,
+		})
+		add("nodelifecycle", nl.Run)
 	}
 	if enabled("nodeipam") {
 		// nodeipam gives each Node its podCIDR (config.Parse validated the
 		// mask against the cluster CIDR, so New cannot fail on flags).
-		if ipam, err := nodeipam.New(c, nodes(), nodeipam.Options{
-			ClusterCIDR: s.parsed.ClusterCIDR, NodeMaskSize: s.cfg.NodeCIDRMaskSize,
-			Recorder: recorder("node-ipam-controller"),
-		}, s.log.With("component", "nodeipam")); err != nil {
+		if ipam, err := nodeipam.New(nodeipam.Deps{
+			Client: c, Nodes: nodes(), Recorder: recorder("node-ipam-controller"), Log: s.log.With("component", "nodeipam"),
+		}, nodeipam.Options{
+			ClusterCIDR: s.parsed.ClusterCIDR, NodeMaskSize: s.cfg.NodeCIDRMaskSize, Workers: 2,
+		}); err != nil {
 			s.log.Error("nodeipam: not started", "err", err)
 		} else {
-			add("nodeipam", func(ctx context.Context) error { return ipam.Run(ctx, 2) })
+			add("nodeipam", ipam.Run)
 		}
 	}
 	if s.parsed.LBCIDR.IsValid() && enabled("servicelb") {
 		// servicelb gives LoadBalancer Services an address from --lb-cidr
 		// (validated by config.Parse).
-		if lb, err := servicelb.New(c, informer("services", "services", ""), servicelb.Options{
-			Pool: s.parsed.LBCIDR, Recorder: recorder("service-lb-controller"),
-		}, s.log.With("component", "servicelb")); err != nil {
+		if lb, err := servicelb.New(servicelb.Deps{
+			Client: c, Services: informer("services", "services", ""),
+			Recorder: recorder("service-lb-controller"), Log: s.log.With("component", "servicelb"),
+		}, servicelb.Options{Pool: s.parsed.LBCIDR}); err != nil {
 			s.log.Error("servicelb: not started", "err", err)
 		} else {
 			add("servicelb", lb.Run)

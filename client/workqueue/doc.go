@@ -16,4 +16,13 @@
 //     cancelled and Get returns false, so workers stop at their next Get.
 //     The queue starts no goroutine of its own (delays are runtime timers
 //     that only add a key), so it cannot leak one.
+//
+// # Run
+//
+// Run is the one worker loop every controller uses: Options set the
+// workers, the retry limit (after MaxRetries a key is logged and
+// forgotten until its next change), the log and a per-failure hook; a sync
+// returns nil, RequeueAfter(d) for a later look, ErrHandedOff when another
+// goroutine settles the key, or an error to be retried with back-off. Run
+// shuts the queue down when ctx ends and returns after the syncs in flight.
 package workqueue

@@ -28,9 +28,34 @@ type Client interface {
 var _ Client = (*client.Client)(nil)
 
 // EventRecorder records Events about objects (client/record implements
-// it). A nil EventRecorder in Options records nothing.
+// it). A nil Deps.Recorder records nothing.
 type EventRecorder interface {
 	Eventf(obj api.Object, eventType, reason, format string, args ...any)
+}
+
+// Cache is what the controller reads of an informer; *client.Informer
+// satisfies it.
+type Cache interface {
+	AddEventHandler(h client.EventHandler)
+	AddIndexer(name string, f func(api.Object) []string)
+	HasSynced() bool
+	Get(namespace, name string) (api.Object, bool)
+	ByIndex(name, value string) []api.Object
+}
+
+var _ Cache = (*client.Informer)(nil)
+
+// Deps are what the controller talks to.
+type Deps struct {
+	// Client writes Deployments (status, revision annotations) and Pods.
+	Client Client
+	// Deployments and Pods are informers of all namespaces; the caller
+	// runs them.
+	Deployments, Pods Cache
+	// Recorder receives the controller's Events; nil records none.
+	Recorder EventRecorder
+	// Log is the controller's logger; nil logs nowhere.
+	Log *slog.Logger
 }
 
 // Event reasons besides the rollback ones (history.go).
@@ -44,8 +69,8 @@ const (
 
 // Options tune a Controller; the zero value is usable.
 type Options struct {
-	// Recorder receives the controller's Events; nil records none.
-	Recorder EventRecorder
+	// Workers is how many Deployments are synced at once; default 4.
+	Workers int
 	// MaxRetries is how many times a failing Deployment is retried with
 	// back-off before it is dropped (until its next change); default 15.
 	MaxRetries int
@@ -72,11 +97,12 @@ var ErrRunning = errors.New("deployment: Run called more than once")
 // once with Run.
 type Controller struct {
 	client      Client
-	deployments *client.Informer
-	pods        *client.Informer
+	deployments Cache
+	pods        Cache
 	deployInfo  *api.ResourceInfo
 	podInfo     *api.ResourceInfo
 	recorder    EventRecorder
+	workers     int
 	maxRetries  int
 	now         func() time.Time
 	log         *slog.Logger
@@ -91,13 +117,17 @@ type Controller struct {
 	written   map[string]*api.Deployment
 }
 
-// New returns a Deployment controller reading Deployments and Pods from the
-// given informers (which the caller runs) and writing through c. It
-// registers its event handlers and a pod index, so call it before the
-// informers run. log may be nil.
-func New(c Client, deployments, pods *client.Informer, opts Options, log *slog.Logger) *Controller {
+// New returns a Deployment controller reading Deployments and Pods from
+// deps' informers and writing through deps.Client. It registers its event
+// handlers and a pod index, so call it before the informers run.
+func New(deps Deps, opts Options) *Controller {
+	log := deps.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	deployments, pods := deps.Deployments, deps.Pods
+	if opts.Workers <= 0 {
+		opts.Workers = 4
 	}
 	if opts.MaxRetries <= 0 {
 		opts.MaxRetries = 15
@@ -116,12 +146,13 @@ func New(c Client, deployments, pods *client.Informer, opts Options, log *slog.L
 	}
 	res := api.Resources()
 	ctl := &Controller{
-		client:      c,
+		client:      deps.Client,
 		deployments: deployments,
 		pods:        pods,
 		deployInfo:  api.Lookup(res, "apps/v1", "deployments"),
 		podInfo:     api.Lookup(res, "v1", "pods"),
-		recorder:    opts.Recorder,
+		recorder:    deps.Recorder,
+		workers:     opts.Workers,
 		maxRetries:  opts.MaxRetries,
 		now:         opts.Now,
 		log:         log.With("controller", "deployment"),
@@ -249,9 +280,10 @@ func (c *Controller) onPodDelete(obj api.Object) {
 	}
 }
 
-// Run waits for the informers' caches, then runs workers workers until ctx
-// ends. It returns nil once ctx has ended and every worker has returned.
-func (c *Controller) Run(ctx context.Context, workers int) error {
+// Run waits for the informers' caches, then runs Options.Workers workers
+// until ctx ends. It returns nil once ctx has ended and every worker has
+// returned.
+func (c *Controller) Run(ctx context.Context) error {
 	if !c.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
@@ -262,47 +294,30 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	if !client.WaitForCacheSync(ctx, c.deployments.HasSynced, c.pods.HasSynced) {
 		return nil
 	}
-	c.log.Info("caches synced, starting workers", "workers", max(workers, 1))
-	var wg sync.WaitGroup
-	for range max(workers, 1) {
-		wg.Go(func() {
-			for c.processNext(ctx) {
+	c.log.Info("caches synced, starting workers", "workers", c.workers)
+	workqueue.Run(ctx, c.queue, c.syncKey, workqueue.Options[string]{
+		Workers:    c.workers,
+		MaxRetries: c.maxRetries,
+		Log:        c.log,
+		KeyName:    "deployment",
+		RetryLevel: func(f workqueue.Failure[string]) slog.Level {
+			if client.IsConflict(f.Err) {
+				return slog.LevelDebug // a stale cache; the retry reads the new version
 			}
-		})
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
+			return slog.LevelWarn
+		},
+	})
 	return nil
 }
 
-// processNext syncs one key; false when the queue is shut down.
-func (c *Controller) processNext(ctx context.Context) bool {
-	key, ok := c.queue.Get()
-	if !ok {
-		return false
-	}
-	defer c.queue.Done(key)
+// syncKey is sync in workqueue.Run's terms: a wanted later look is a
+// RequeueAfter.
+func (c *Controller) syncKey(ctx context.Context, key string) error {
 	wait, err := c.sync(ctx, key)
-	switch {
-	case err == nil:
-		c.queue.Forget(key)
-		if wait > 0 {
-			c.queue.AddAfter(key, wait)
-		}
-	case ctx.Err() != nil:
-	case c.queue.NumRequeues(key) < c.maxRetries:
-		level := slog.LevelWarn
-		if client.IsConflict(err) {
-			level = slog.LevelDebug // a stale cache; the retry reads the new version
-		}
-		c.log.Log(ctx, level, "sync failed, retrying", "deployment", key, "retries", c.queue.NumRequeues(key), "err", err)
-		c.queue.AddRateLimited(key)
-	default:
-		c.log.Error("sync failed too often, dropping until the next change", "deployment", key, "err", err)
-		c.queue.Forget(key)
+	if err == nil && wait > 0 {
+		return workqueue.RequeueAfter(wait)
 	}
-	return true
+	return err
 }
 
 // event records an Event when a recorder is set.

@@ -156,7 +156,7 @@
 //
 // The server runs it as controller "deployment" on shared informers:
 //
-//	ctl := deployment.New(c, deploymentsInformer, podsInformer,
-//		deployment.Options{Recorder: recorder}, log)
-//	go ctl.Run(ctx, 2)
+//	ctl := deployment.New(deployment.Deps{Client: c, Deployments: deploymentsInformer,
+//		Pods: podsInformer, Recorder: recorder, Log: log}, deployment.Options{})
+//	go ctl.Run(ctx)
 package deployment

@@ -37,6 +37,9 @@ type env struct {
 
 func start(t testing.TB) *env {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("a real API server; -short runs the tests on the fake API only")
+	}
 	cfg := config.ServerDefaults()
 	cfg.DisableAgent = true // the built-in agent would touch the machine's network
 	cfg.DataDir = t.TempDir()
@@ -65,12 +68,13 @@ func start(t testing.TB) *env {
 	}
 	deploys := client.NewInformer(c, e.dInfo, client.InformerOptions{})
 	pods := client.NewInformer(c, e.pInfo, client.InformerOptions{})
-	ctl := deployment.New(c, deploys, pods, deployment.Options{Recorder: e.rec}, log)
+	ctl := deployment.New(deployment.Deps{Client: c, Deployments: deploys, Pods: pods, Recorder: e.rec, Log: log},
+		deployment.Options{Workers: 2})
 	e.node = newNodeSim(c, e.pInfo)
 	e.wg.Go(func() { deploys.Run(ctx) })
 	e.wg.Go(func() { pods.Run(ctx) })
 	e.wg.Go(func() {
-		if err := ctl.Run(ctx, 2); err != nil {
+		if err := ctl.Run(ctx); err != nil {
 			t.Errorf("controller: %v", err)
 		}
 	})

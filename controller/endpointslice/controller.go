@@ -18,12 +18,6 @@ import (
 
 // Tunables.
 const (
-	// maxRetries is how many times in a row a Service's sync may fail
-	// before it is dropped (and logged); the next change requeues it.
-	maxRetries = 15
-	// Back-off of failed syncs.
-	backoffBase = 20 * time.Millisecond
-	backoffMax  = 100 * time.Second
 	// sliceChangeDelay delays the repair sync after someone else changed
 	// or deleted one of the controller's slices, so that a burst of such
 	// changes costs one sync (Kubernetes' endpointSliceChangeMinSyncDelay).
@@ -36,8 +30,8 @@ const (
 // errStaleCache: the slice cache is older than the controller's own writes.
 var errStaleCache = errors.New("endpointslice: EndpointSlice cache is older than the controller's writes")
 
-// Client is what the controller needs of the API; *client.Client
-// satisfies it.
+// Client is what the controller writes through: EndpointSlices.
+// *client.Client satisfies it.
 type Client interface {
 	Create(ctx context.Context, info *api.ResourceInfo, ns string, obj api.Object) error
 	Update(ctx context.Context, info *api.ResourceInfo, ns string, obj api.Object, subresource ...string) error
@@ -46,15 +40,42 @@ type Client interface {
 
 var _ Client = (*client.Client)(nil)
 
+// Cache is what the controller reads of an informer; *client.Informer
+// satisfies it.
+type Cache interface {
+	AddEventHandler(h client.EventHandler)
+	AddIndexer(name string, f func(api.Object) []string)
+	HasSynced() bool
+	Get(namespace, name string) (api.Object, bool)
+	ByIndex(name, value string) []api.Object
+}
+
+var _ Cache = (*client.Informer)(nil)
+
+// Deps are what the controller talks to.
+type Deps struct {
+	// Client writes EndpointSlices.
+	Client Client
+	// Services, Pods and EndpointSlices are informers of every namespace
+	// the controller serves (the caller runs them).
+	Services, Pods, EndpointSlices Cache
+	// Recorder receives Warning events when a Service's slices cannot be
+	// written; nil records nothing.
+	Recorder EventRecorder
+	// Log is the controller's logger; nil logs nowhere.
+	Log *slog.Logger
+}
+
 // Controller keeps the EndpointSlices of every Service with a selector in
 // step with the Service's pods. Create it with New and start it once with
 // Run.
 type Controller struct {
 	client    Client
 	sliceInfo *api.ResourceInfo
-	services  *client.Informer
-	pods      *client.Informer
-	slices    *client.Informer
+	services  Cache
+	pods      Cache
+	slices    Cache
+	recorder  EventRecorder
 	opts      Options
 	optsErr   error
 	log       *slog.Logger
@@ -76,25 +97,22 @@ type Controller struct {
 }
 
 // New returns a controller that reads Services, Pods and EndpointSlices
-// from the given informers (the caller runs them; they must cover the
-// namespaces the controller is meant to serve) and writes EndpointSlices
-// through c. It registers its event handlers and a slice index; it may be
-// called before or after the informers start. Invalid options are
-// reported by Run. logger may be nil.
-func New(c *client.Client, services, pods, endpointSlices *client.Informer, opts Options, logger *slog.Logger) *Controller {
-	return newController(c, services, pods, endpointSlices, opts, logger)
-}
-
-func newController(c Client, services, pods, endpointSlices *client.Informer, opts Options, logger *slog.Logger) *Controller {
+// from deps' informers and writes EndpointSlices through deps.Client. It
+// registers its event handlers and a slice index; it may be called before
+// or after the informers start. Invalid options are reported by Run.
+func New(deps Deps, opts Options) *Controller {
+	logger := deps.Log
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	services, pods, endpointSlices := deps.Services, deps.Pods, deps.EndpointSlices
 	ctl := &Controller{
-		client:    c,
+		client:    deps.Client,
 		sliceInfo: api.Lookup(api.Resources(), "discovery.k8s.io/v1", "endpointslices"),
 		services:  services,
 		pods:      pods,
 		slices:    endpointSlices,
+		recorder:  deps.Recorder,
 		opts:      opts.withDefaults(),
 		optsErr:   opts.Validate(),
 		log:       logger.With("controller", "endpointslice"),
@@ -269,10 +287,11 @@ func (c *Controller) onSliceDelete(obj api.Object) {
 	}
 }
 
-// Run waits for the informers' first lists, then runs workers workers
-// until ctx ends. It returns nil once ctx has ended and every goroutine it
-// started has exited, or an error for invalid options. Call it once.
-func (c *Controller) Run(ctx context.Context, workers int) error {
+// Run waits for the informers' first lists, then runs Options.Workers
+// workers until ctx ends. It returns nil once ctx has ended and every
+// goroutine it started has exited, or an error for invalid options. Call
+// it once.
+func (c *Controller) Run(ctx context.Context) error {
 	if c.optsErr != nil {
 		return c.optsErr
 	}
@@ -283,45 +302,45 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	if !client.WaitForCacheSync(ctx, c.services.HasSynced, c.pods.HasSynced, c.slices.HasSynced) {
 		return nil
 	}
-	c.log.Info("caches synced, starting workers", "workers", max(workers, 1), "maxEndpointsPerSlice", c.opts.MaxEndpointsPerSlice)
-	var wg sync.WaitGroup
-	for range max(workers, 1) {
-		wg.Go(func() {
-			for c.processNext(ctx) {
+	c.log.Info("caches synced, starting workers", "workers", c.opts.Workers, "maxEndpointsPerSlice", c.opts.MaxEndpointsPerSlice)
+	workqueue.Run(ctx, c.queue, c.sync, workqueue.Options[string]{
+		Workers:    c.opts.Workers,
+		MaxRetries: maxRetries,
+		Log:        c.log,
+		KeyName:    "service",
+		RetryLevel: func(f workqueue.Failure[string]) slog.Level {
+			if errors.Is(f.Err, errStaleCache) {
+				return slog.LevelDebug // waiting for the slice event
 			}
-		})
-	}
-	<-ctx.Done()
-	c.queue.ShutDown()
-	wg.Wait()
+			return slog.LevelInfo
+		},
+		OnError: c.onSyncError,
+	})
 	return nil
 }
 
-func (c *Controller) processNext(ctx context.Context) bool {
-	key, ok := c.queue.Get()
-	if !ok {
-		return false
+// onSyncError records a Warning event for a failed write of the Service's
+// slices, and forgets that a dropped Service waits for the slice cache.
+func (c *Controller) onSyncError(_ context.Context, f workqueue.Failure[string]) {
+	if f.Dropped {
+		c.setWaiting(f.Key, false)
 	}
-	defer c.queue.Done(key)
-	err := c.sync(ctx, key)
-	switch {
-	case err == nil:
-		c.queue.Forget(key)
-	case ctx.Err() != nil:
-	case c.queue.NumRequeues(key) < maxRetries:
-		if errors.Is(err, errStaleCache) {
-			c.log.Debug("slice cache is stale, waiting", "service", key)
-		} else {
-			c.log.Info("sync failed, retrying", "service", key, "retries", c.queue.NumRequeues(key), "err", err)
-		}
-		c.queue.AddRateLimited(key)
-	default:
-		c.log.Error("sync failed too often, dropping the Service until its next change", "service", key, "err", err)
-		c.queue.Forget(key)
-		c.setWaiting(key, false)
+	var werr *writeError
+	if c.recorder == nil || !errors.As(f.Err, &werr) {
+		return
 	}
-	return true
+	c.recorder.Eventf(werr.svc, api.EventTypeWarning, "FailedToUpdateEndpointSlices",
+		"Error updating Endpoint Slices for Service %s: %v", f.Key, werr.err)
 }
+
+// writeError is a failure of apply: its Service gets a Warning event.
+type writeError struct {
+	svc *api.Service
+	err error
+}
+
+func (e *writeError) Error() string { return e.err.Error() }
+func (e *writeError) Unwrap() error { return e.err }
 
 // idle reports whether no Service is queued, being synced or waiting for
 // a retry.
@@ -376,12 +395,10 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if plan.Empty() {
 		return nil
 	}
-	err := c.apply(ctx, svc, plan)
-	if err != nil && c.opts.Recorder != nil && ctx.Err() == nil {
-		c.opts.Recorder.Eventf(svc, api.EventTypeWarning, "FailedToUpdateEndpointSlices",
-			"Error updating Endpoint Slices for Service %s: %v", key, err)
+	if err := c.apply(ctx, svc, plan); err != nil {
+		return &writeError{svc: svc, err: err}
 	}
-	return err
+	return nil
 }
 
 // memoMinPods is the fewest pods a Service needs for its Memo to be kept

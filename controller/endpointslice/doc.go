@@ -8,6 +8,16 @@
 // table-tested) computes the slices to create, update and delete, and
 // apply writes them through the API.
 //
+// # Construction
+//
+// New(Deps, Options), as every controller (controller/doc.go): Deps are
+// the consumer-side Client (EndpointSlice writes) and Cache interfaces of
+// the three informers, an optional Recorder and Log; Options are
+// MaxEndpointsPerSlice and Workers. Run(ctx) waits for the caches and
+// runs workqueue.Run, whose OnError hook records the
+// FailedToUpdateEndpointSlices Warning. The tests on internal/fakeapi are
+// what `go test -short` runs; the integration tests use a real server.
+//
 // # Which Services and slices
 //
 //   - Only Services with a non-empty selector that are not ExternalName

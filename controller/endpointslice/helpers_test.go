@@ -51,6 +51,9 @@ type envOptions struct {
 
 func startEnv(tb testing.TB, o envOptions) *env {
 	tb.Helper()
+	if testing.Short() {
+		tb.Skip("a real API server; -short runs the tests on the fake API only")
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg := config.ServerDefaults()
 	cfg.DisableAgent = true // the built-in agent would touch the machine's network
@@ -90,17 +93,18 @@ func (e *env) startController() {
 	svcs := client.NewInformer(e.c, serviceInfo, client.InformerOptions{})
 	pods := client.NewInformer(e.c, podInfo, client.InformerOptions{})
 	eps := client.NewInformer(e.c, sliceInfo, client.InformerOptions{})
-	e.ctl = endpointslice.New(e.c, svcs, pods, eps, e.opts.opts, nil)
-	workers := e.opts.workers
-	if workers == 0 {
-		workers = 2
+	opts := e.opts.opts
+	opts.Workers = e.opts.workers
+	if opts.Workers == 0 {
+		opts.Workers = 2
 	}
+	e.ctl = endpointslice.New(endpointslice.Deps{Client: e.c, Services: svcs, Pods: pods, EndpointSlices: eps}, opts)
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for _, inf := range []*client.Informer{svcs, pods, eps} {
 		wg.Go(func() { errs <- inf.Run(ctx) })
 	}
-	wg.Go(func() { errs <- e.ctl.Run(ctx, workers) })
+	wg.Go(func() { errs <- e.ctl.Run(ctx) })
 	e.stopCtl = func() {
 		cancel()
 		wg.Wait()

@@ -14,7 +14,7 @@ import (
 
 var webLabels = map[string]string{"app": "web"}
 
-// The server's event recorder fits Options.Recorder.
+// The server's event recorder fits Deps.Recorder.
 var _ endpointslice.EventRecorder = (*record.Recorder)(nil)
 
 func allReady(int) bool { return true }
@@ -333,8 +333,9 @@ func TestRunRejectsBadOptions(t *testing.T) {
 	svcs := client.NewInformer(e.c, serviceInfo, client.InformerOptions{})
 	pods := client.NewInformer(e.c, podInfo, client.InformerOptions{})
 	eps := client.NewInformer(e.c, sliceInfo, client.InformerOptions{})
-	ctl := endpointslice.New(e.c, svcs, pods, eps, endpointslice.Options{MaxEndpointsPerSlice: 1001}, nil)
-	if err := ctl.Run(e.ctx, 1); err == nil {
+	ctl := endpointslice.New(endpointslice.Deps{Client: e.c, Services: svcs, Pods: pods, EndpointSlices: eps},
+		endpointslice.Options{MaxEndpointsPerSlice: 1001})
+	if err := ctl.Run(e.ctx); err == nil {
 		t.Fatal("Run accepted 1001 endpoints per slice")
 	}
 }

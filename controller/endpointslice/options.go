@@ -3,6 +3,7 @@ package endpointslice
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/skiff-dev/skiff/api"
 )
@@ -30,6 +31,20 @@ const (
 // options.
 var ErrInvalidOptions = errors.New("endpointslice: invalid options")
 
+// Retries of a failed sync.
+const (
+	// maxRetries is how many times in a row a Service's sync may fail
+	// and be retried; then it is dropped (and logged) until its next
+	// change.
+	maxRetries = 15
+	// Back-off of failed syncs.
+	backoffBase = 20 * time.Millisecond
+	backoffMax  = 100 * time.Second
+)
+
+// DefaultWorkers is the default of Options.Workers.
+const DefaultWorkers = 4
+
 // EventRecorder records Kubernetes Events about an object. It is the
 // consumer-side view of client/record; nil means no events.
 type EventRecorder interface {
@@ -43,9 +58,9 @@ type Options struct {
 	// (--max-endpoints-per-slice): 0 means DefaultMaxEndpointsPerSlice,
 	// otherwise 1..1000.
 	MaxEndpointsPerSlice int
-	// Recorder receives Warning events when a Service's slices cannot be
-	// written; nil records nothing.
-	Recorder EventRecorder
+	// Workers is how many Services are synced at once; 0 means
+	// DefaultWorkers.
+	Workers int
 }
 
 // Validate reports options out of range.
@@ -61,6 +76,9 @@ func (o Options) Validate() error {
 func (o Options) withDefaults() Options {
 	if o.MaxEndpointsPerSlice == 0 {
 		o.MaxEndpointsPerSlice = DefaultMaxEndpointsPerSlice
+	}
+	if o.Workers <= 0 {
+		o.Workers = DefaultWorkers
 	}
 	return o
 }

@@ -54,19 +54,46 @@ type Controller struct {
 	graph  *graph
 	queue  *workqueue.Queue[string]
 	absent *uidSet
+	// workers is Options.Workers.
+	workers int
 
 	// reflectorBackoff overrides the reflectors' back-off base (tests).
 	reflectorBackoff time.Duration
 }
 
-// New returns a collector for the given resources (normally api.Resources());
-// logger may be nil.
-func New(c Client, resources []*api.ResourceInfo, logger *slog.Logger) *Controller {
+// Deps are what the collector talks to.
+type Deps struct {
+	// Client lists, watches, gets, patches and deletes objects.
+	Client Client
+	// Log is the collector's logger; nil logs nowhere.
+	Log *slog.Logger
+}
+
+// Options tune the collector; the zero value is usable.
+type Options struct {
+	// Resources is the resource table whose objects are watched for
+	// owner references. Default api.Resources().
+	Resources []*api.ResourceInfo
+	// Workers is how many objects are processed at once. Default 2.
+	Workers int
+}
+
+// New returns a collector working through deps.Client.
+func New(deps Deps, opts Options) *Controller {
+	logger := deps.Log
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	resources := opts.Resources
+	if resources == nil {
+		resources = api.Resources()
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = 2
+	}
 	ctl := &Controller{
-		client:    c,
+		client:    deps.Client,
+		workers:   opts.Workers,
 		resources: slices.Clone(resources),
 		byKind:    map[string]*api.ResourceInfo{},
 		log:       logger.With("controller", "gc"),
@@ -101,11 +128,10 @@ func (h handler) Delete(info *api.ResourceInfo, m reflector.Meta) {
 	h.add(h.c.graph.remove(m.UID))
 }
 
-// Run watches every resource and, once all have been listed, runs workers
-// workers until ctx ends. It returns nil after ctx ends and every goroutine
-// it started has exited. Run must be called at most once.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	workers = max(workers, 1)
+// Run watches every resource and, once all have been listed, runs
+// Options.Workers workers until ctx ends. It returns nil after ctx ends and
+// every goroutine it started has exited. Run must be called at most once.
+func (c *Controller) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -129,10 +155,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		}
 	}
 	c.log.Info("graph synced", "objects", c.graph.size(), "resources", len(refls))
-	for range workers {
-		wg.Go(func() { workqueue.Run(ctx, c.queue, c.sync, c.log, "uid") })
-	}
-	<-ctx.Done()
+	workqueue.Run(ctx, c.queue, c.sync, workqueue.Options[string]{Workers: c.workers, Log: c.log, KeyName: "uid"})
 	return nil
 }
 

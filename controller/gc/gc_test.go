@@ -15,7 +15,7 @@ import (
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/client/workqueue"
-	"github.com/skiff-dev/skiff/controller/internal/fakeapi"
+	"github.com/skiff-dev/skiff/internal/fakeapi"
 )
 
 // testObject is any object with metadata only.
@@ -58,11 +58,11 @@ func (e *env) start() *Controller { return e.startWith(e.srv) }
 // startWith runs the collector against cl, a view of e.srv.
 func (e *env) startWith(cl Client) *Controller {
 	logger := slog.New(slog.NewTextHandler(testWriter{e.t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	c := New(cl, e.res, logger)
+	c := New(Deps{Client: cl, Log: logger}, Options{Resources: e.res})
 	c.queue = workqueue.New[string](5*time.Millisecond, time.Second)
 	c.reflectorBackoff = 10 * time.Millisecond
 	e.done = make(chan error, 1)
-	go func() { e.done <- c.Run(e.ctx, 2) }()
+	go func() { e.done <- c.Run(e.ctx) }()
 	return c
 }
 
@@ -437,9 +437,9 @@ func TestRunReturnsBeforeSync(t *testing.T) {
 		e := newEnv(t)
 		// A resource the server does not serve never syncs.
 		res := append(slices.Clone(e.res), &api.ResourceInfo{Group: "example.com", Version: "v1", Resource: "widgets", Kind: "Widget", Namespaced: true})
-		c := New(e.srv, res, nil)
+		c := New(Deps{Client: e.srv}, Options{Resources: res, Workers: 1})
 		done := make(chan error, 1)
-		go func() { done <- c.Run(e.ctx, 1) }()
+		go func() { done <- c.Run(e.ctx) }()
 		time.Sleep(time.Minute)
 		synctest.Wait()
 		select {

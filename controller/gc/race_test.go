@@ -11,7 +11,7 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
-	"github.com/skiff-dev/skiff/controller/internal/fakeapi"
+	"github.com/skiff-dev/skiff/internal/fakeapi"
 )
 
 // laggingAPI is the fake server with the watch events of chosen resources

@@ -26,6 +26,24 @@ type Client interface {
 
 var _ Client = (*client.Client)(nil)
 
+// Deps are what the controller talks to.
+type Deps struct {
+	// Client lists, watches, deletes and finalizes.
+	Client Client
+	// Log is the controller's logger; nil logs nowhere.
+	Log *slog.Logger
+}
+
+// Options tune the controller; the zero value is usable.
+type Options struct {
+	// Resources is the resource table: the namespaces resource and every
+	// namespaced resource whose objects are deleted with their namespace.
+	// Default api.Resources().
+	Resources []*api.ResourceInfo
+	// Workers is how many namespaces are emptied at once. Default 2.
+	Workers int
+}
+
 // Tunables.
 const (
 	defaultBackoffBase = 200 * time.Millisecond
@@ -48,24 +66,32 @@ type Controller struct {
 	nsInfo     *api.ResourceInfo
 	namespaced []*api.ResourceInfo
 	log        *slog.Logger
+	workers    int
 	queue      *workqueue.Queue[string]
 
 	// reflectorBackoff overrides the reflector's back-off base (tests).
 	reflectorBackoff time.Duration
 }
 
-// New returns a namespace controller for the given resource table
-// (normally api.Resources()); logger may be nil.
-func New(c Client, resources []*api.ResourceInfo, logger *slog.Logger) *Controller {
+// New returns a namespace controller working through deps.Client.
+func New(deps Deps, opts Options) *Controller {
+	logger := deps.Log
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	ctl := &Controller{
-		client: c,
-		log:    logger.With("controller", "namespace"),
-		queue:  workqueue.New[string](defaultBackoffBase, defaultBackoffMax),
+	if opts.Resources == nil {
+		opts.Resources = api.Resources()
 	}
-	for _, r := range resources {
+	if opts.Workers <= 0 {
+		opts.Workers = 2
+	}
+	ctl := &Controller{
+		client:  deps.Client,
+		log:     logger.With("controller", "namespace"),
+		workers: opts.Workers,
+		queue:   workqueue.New[string](defaultBackoffBase, defaultBackoffMax),
+	}
+	for _, r := range opts.Resources {
 		switch {
 		case r.Group == "" && r.Resource == "namespaces":
 			ctl.nsInfo = r
@@ -93,14 +119,13 @@ func (h handler) Upsert(_ *api.ResourceInfo, m reflector.Meta) {
 
 func (h handler) Delete(_ *api.ResourceInfo, m reflector.Meta) { h.c.queue.Forget(m.Name) }
 
-// Run watches namespaces and, once they have been listed, runs workers
-// workers until ctx ends. It returns nil after ctx ends and every goroutine
-// it started has exited. Run must be called at most once.
-func (c *Controller) Run(ctx context.Context, workers int) error {
+// Run watches namespaces and, once they have been listed, runs
+// Options.Workers workers until ctx ends. It returns nil after ctx ends and
+// every goroutine it started has exited. Run must be called at most once.
+func (c *Controller) Run(ctx context.Context) error {
 	if c.nsInfo == nil {
 		return ErrNoNamespaces
 	}
-	workers = max(workers, 1)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -117,33 +142,18 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 	case <-ctx.Done():
 		return nil
 	}
-	for range workers {
-		wg.Go(func() { c.worker(ctx) })
-	}
-	<-ctx.Done()
+	workqueue.Run(ctx, c.queue, c.sync, workqueue.Options[string]{
+		Workers: c.workers,
+		Log:     c.log,
+		KeyName: "namespace",
+		RetryLevel: func(f workqueue.Failure[string]) slog.Level {
+			if errors.Is(f.Err, errContentRemains) {
+				return slog.LevelDebug // waiting for the content to go
+			}
+			return slog.LevelWarn
+		},
+	})
 	return nil
-}
-
-func (c *Controller) worker(ctx context.Context) {
-	for {
-		name, ok := c.queue.Get()
-		if !ok {
-			return
-		}
-		err := c.sync(ctx, name)
-		switch {
-		case err == nil:
-			c.queue.Forget(name)
-		case ctx.Err() != nil:
-		case errors.Is(err, errContentRemains):
-			c.log.Debug("waiting for namespace content to go", "namespace", name, "err", err)
-			c.queue.AddRateLimited(name)
-		default:
-			c.log.Warn("sync failed, retrying", "namespace", name, "retries", c.queue.NumRequeues(name), "err", err)
-			c.queue.AddRateLimited(name)
-		}
-		c.queue.Done(name)
-	}
 }
 
 // sync empties and finalizes one terminating namespace.

@@ -15,8 +15,8 @@ import (
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/client/workqueue"
 	"github.com/skiff-dev/skiff/controller/gc"
-	"github.com/skiff-dev/skiff/controller/internal/fakeapi"
 	"github.com/skiff-dev/skiff/controller/internal/reflector"
+	"github.com/skiff-dev/skiff/internal/fakeapi"
 )
 
 func TestToDelete(t *testing.T) {
@@ -106,18 +106,18 @@ func (w testWriter) Write(p []byte) (int, error) {
 
 // start runs the namespace controller (and the collector when withGC).
 func (e *env) start(withGC bool) {
-	c := New(e.srv, e.res, e.logger())
+	c := New(Deps{Client: e.srv, Log: e.logger()}, Options{Resources: e.res})
 	c.queue = workqueue.New[string](5*time.Millisecond, time.Second)
 	c.reflectorBackoff = 10 * time.Millisecond
 	e.wg.Go(func() {
-		if err := c.Run(e.ctx, 2); err != nil {
+		if err := c.Run(e.ctx); err != nil {
 			e.t.Errorf("namespace Run: %v", err)
 		}
 	})
 	if withGC {
-		g := gc.New(e.srv, e.res, e.logger())
+		g := gc.New(gc.Deps{Client: e.srv, Log: e.logger()}, gc.Options{Resources: e.res})
 		e.wg.Go(func() {
-			if err := g.Run(e.ctx, 2); err != nil {
+			if err := g.Run(e.ctx); err != nil {
 				e.t.Errorf("gc Run: %v", err)
 			}
 		})
@@ -339,8 +339,8 @@ func TestWithGarbageCollector(t *testing.T) {
 }
 
 func TestRunWithoutNamespacesResource(t *testing.T) {
-	c := New(fakeapi.New(nil), []*api.ResourceInfo{{Version: "v1", Resource: "pods", Namespaced: true}}, nil)
-	if err := c.Run(t.Context(), 1); err != ErrNoNamespaces {
+	c := New(Deps{Client: fakeapi.New(nil)}, Options{Resources: []*api.ResourceInfo{{Version: "v1", Resource: "pods", Namespaced: true}}})
+	if err := c.Run(t.Context()); err != ErrNoNamespaces {
 		t.Fatalf("Run = %v, want ErrNoNamespaces", err)
 	}
 }

@@ -36,6 +36,18 @@ type Cache interface {
 
 var _ Cache = (*client.Informer)(nil)
 
+// Deps are what the controller talks to.
+type Deps struct {
+	// Client writes Node specs.
+	Client Client
+	// Nodes is the nodes informer (the caller runs it).
+	Nodes Cache
+	// Recorder receives CIDRNotAvailable and conflict events; nil = none.
+	Recorder EventRecorder
+	// Log is the controller's logger; nil logs nowhere.
+	Log *slog.Logger
+}
+
 // Options configure the controller.
 type Options struct {
 	// ClusterCIDR is the range node subnets come from. Required.
@@ -43,8 +55,8 @@ type Options struct {
 	// NodeMaskSize is the prefix length of each node's subnet; 0 means 24
 	// for an IPv4 cluster CIDR and 64 for IPv6.
 	NodeMaskSize int
-	// Recorder receives CIDRNotAvailable and conflict events; nil = none.
-	Recorder EventRecorder
+	// Workers is how many nodes are synced at once; 0 means 2.
+	Workers int
 }
 
 // Retry back-off of a failed sync.
@@ -61,6 +73,7 @@ type Controller struct {
 	rec     EventRecorder
 	nodeRes *api.ResourceInfo
 	queue   *workqueue.Queue[string]
+	workers int
 
 	// mu protects alloc, byNode and owner.
 	mu     sync.Mutex
@@ -69,9 +82,13 @@ type Controller struct {
 	owner  map[netip.Prefix]string // subnet -> node holding it
 }
 
-// New builds the controller over the nodes informer (the caller runs it)
-// and registers its handlers.
-func New(c Client, nodes Cache, opts Options, logger *slog.Logger) (*Controller, error) {
+// New builds the controller over deps' nodes informer and registers its
+// handlers. It fails for a cluster CIDR and mask that give no subnet.
+func New(deps Deps, opts Options) (*Controller, error) {
+	c, nodes, logger := deps.Client, deps.Nodes, deps.Log
+	if opts.Workers <= 0 {
+		opts.Workers = 2
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -90,7 +107,8 @@ func New(c Client, nodes Cache, opts Options, logger *slog.Logger) (*Controller,
 		client:  c,
 		nodes:   nodes,
 		log:     logger.With("controller", "nodeipam"),
-		rec:     opts.Recorder,
+		rec:     deps.Recorder,
+		workers: opts.Workers,
 		nodeRes: api.Lookup(api.Resources(), "v1", "nodes"),
 		queue:   workqueue.New[string](backoffBase, backoffMax),
 		alloc:   alloc,
@@ -107,19 +125,15 @@ func New(c Client, nodes Cache, opts Options, logger *slog.Logger) (*Controller,
 }
 
 // Run waits for the nodes cache, rebuilds the allocations from the nodes'
-// podCIDRs, then assigns subnets with workers workers until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	var wg sync.WaitGroup
-	defer wg.Wait()
+// podCIDRs, then assigns subnets with Options.Workers workers until ctx
+// ends.
+func (c *Controller) Run(ctx context.Context) error {
 	defer c.queue.ShutDown()
 	if !client.WaitForCacheSync(ctx, c.nodes.HasSynced) {
 		return nil
 	}
 	c.rebuild()
-	for range max(workers, 1) {
-		wg.Go(func() { workqueue.Run(ctx, c.queue, c.sync, c.log, "node") })
-	}
-	<-ctx.Done()
+	workqueue.Run(ctx, c.queue, c.sync, workqueue.Options[string]{Workers: c.workers, Log: c.log, KeyName: "node"})
 	return nil
 }
 

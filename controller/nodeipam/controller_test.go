@@ -11,7 +11,7 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
-	"github.com/skiff-dev/skiff/controller/internal/fakeapi"
+	"github.com/skiff-dev/skiff/internal/fakeapi"
 )
 
 var nodesRes = api.Lookup(api.Resources(), "v1", "nodes")
@@ -62,7 +62,7 @@ func start(t *testing.T, fake *fakeapi.Server, cidr string, mask int) *harness {
 	t.Helper()
 	h := &harness{t: t, api: fake, rec: &recorder{}}
 	inf := client.NewInformerFor(fake, nodesRes, client.InformerOptions{})
-	ctl, err := New(fake, inf, Options{ClusterCIDR: netip.MustParsePrefix(cidr), NodeMaskSize: mask, Recorder: h.rec}, nil)
+	ctl, err := New(Deps{Client: fake, Nodes: inf, Recorder: h.rec}, Options{ClusterCIDR: netip.MustParsePrefix(cidr), NodeMaskSize: mask})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func start(t *testing.T, fake *fakeapi.Server, cidr string, mask int) *harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	h.wg.Go(func() { _ = inf.Run(ctx) })
-	h.wg.Go(func() { _ = ctl.Run(ctx, 2) })
+	h.wg.Go(func() { _ = ctl.Run(ctx) })
 	t.Cleanup(h.stop)
 	return h
 }

@@ -21,7 +21,7 @@ const LeaseNamespace = "kube-node-lease"
 const PodNodeIndex = "spec.nodeName"
 
 // EventRecorder records Events about objects (client/record satisfies
-// it). Options.Recorder nil records nothing.
+// it). A nil Deps.Recorder records nothing.
 type EventRecorder interface {
 	Eventf(obj api.Object, eventType, reason, format string, args ...any)
 }
@@ -54,6 +54,22 @@ type PodCache interface {
 
 var _ PodCache = (*client.Informer)(nil)
 
+// Deps are what the controller talks to.
+type Deps struct {
+	// Client writes node status and taints, pod status, pod deletions
+	// and the lease namespace.
+	Client Client
+	// Nodes, Pods and Leases are informers (the caller runs them; Leases
+	// should watch LeaseNamespace).
+	Nodes  Cache
+	Pods   PodCache
+	Leases Cache
+	// Recorder receives NodeNotReady and eviction events; nil = none.
+	Recorder EventRecorder
+	// Log is the controller's logger; nil logs nowhere.
+	Log *slog.Logger
+}
+
 // Options tune the controller; zero values take the defaults.
 type Options struct {
 	// NodeMonitorGracePeriod: a node with no heartbeat for this long is
@@ -67,8 +83,8 @@ type Options struct {
 	MonitorPeriod time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
-	// Recorder receives NodeNotReady and eviction events; nil = none.
-	Recorder EventRecorder
+	// Workers is how many nodes are synced at once. Default 2.
+	Workers int
 	// MaxRetries bounds the retries of a failing sync of one node before
 	// it waits for the next change or monitor pass. Default 15.
 	MaxRetries int
@@ -90,6 +106,9 @@ func (o *Options) defaults() {
 	if o.MaxRetries <= 0 {
 		o.MaxRetries = 15
 	}
+	if o.Workers <= 0 {
+		o.Workers = 2
+	}
 }
 
 // Retry back-off of a failed sync.
@@ -106,6 +125,7 @@ type Controller struct {
 	pods   PodCache
 	leases Cache
 	opts   Options
+	rec    EventRecorder
 	log    *slog.Logger
 
 	nodeRes, podRes, nsRes *api.ResourceInfo
@@ -117,25 +137,23 @@ type Controller struct {
 	health map[string]health
 }
 
-// New builds the controller over the nodes, pods and leases informers
-// (the caller runs them; the leases informer should watch LeaseNamespace)
-// and registers its handlers and the pods' PodNodeIndex. logger may be nil.
-func New(c *client.Client, nodes, pods, leases *client.Informer, opts Options, logger *slog.Logger) *Controller {
-	return newController(c, nodes, pods, leases, opts, logger)
-}
-
-func newController(c Client, nodes Cache, pods PodCache, leases Cache, opts Options, logger *slog.Logger) *Controller {
+// New builds the controller over deps' nodes, pods and leases informers
+// and registers its handlers and the pods' PodNodeIndex.
+func New(deps Deps, opts Options) *Controller {
 	opts.defaults()
+	logger := deps.Log
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	nodes, pods, leases := deps.Nodes, deps.Pods, deps.Leases
 	res := api.Resources()
 	ctl := &Controller{
-		client:  c,
+		client:  deps.Client,
 		nodes:   nodes,
 		pods:    pods,
 		leases:  leases,
 		opts:    opts,
+		rec:     deps.Recorder,
 		log:     logger.With("controller", "nodelifecycle"),
 		nodeRes: api.Lookup(res, "v1", "nodes"),
 		podRes:  api.Lookup(res, "v1", "pods"),
@@ -188,11 +206,10 @@ func (c *Controller) notReady(node string) bool {
 }
 
 // Run creates the kube-node-lease namespace when absent, waits for the
-// informers' caches, then syncs nodes with workers workers (at least 1)
-// until ctx ends. It returns nil once ctx has ended and every goroutine it
+// informers' caches, then syncs nodes with Options.Workers workers until
+// ctx ends. It returns nil once ctx has ended and every goroutine it
 // started has exited.
-func (c *Controller) Run(ctx context.Context, workers int) error {
-	workers = max(workers, 1)
+func (c *Controller) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer c.queue.ShutDown()
@@ -201,11 +218,10 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		return nil
 	}
 	c.log.Info("caches synced", "grace", c.opts.NodeMonitorGracePeriod, "evictionTimeout", c.opts.PodEvictionTimeout)
-	for range workers {
-		wg.Go(func() { c.worker(ctx) })
-	}
 	wg.Go(func() { c.monitor(ctx) })
-	<-ctx.Done()
+	workqueue.Run(ctx, c.queue, c.syncKey, workqueue.Options[string]{
+		Workers: c.opts.Workers, MaxRetries: c.opts.MaxRetries, Log: c.log, KeyName: "node",
+	})
 	return nil
 }
 
@@ -248,29 +264,15 @@ func (c *Controller) monitor(ctx context.Context) {
 	}
 }
 
-func (c *Controller) worker(ctx context.Context) {
-	for {
-		name, ok := c.queue.Get()
-		if !ok {
-			return
-		}
-		after, err := c.sync(ctx, name)
-		switch {
-		case ctx.Err() != nil:
-		case err == nil:
-			c.queue.Forget(name)
-			if after > 0 {
-				c.queue.AddAfter(name, after)
-			}
-		case c.queue.NumRequeues(name) >= c.opts.MaxRetries:
-			c.queue.Forget(name)
-			c.log.Error("giving up on node until its next change", "node", name, "err", err)
-		default:
-			c.log.Warn("sync failed, retrying", "node", name, "retries", c.queue.NumRequeues(name), "err", err)
-			c.queue.AddRateLimited(name)
-		}
-		c.queue.Done(name)
+// syncKey is sync in workqueue.Run's terms: the node's next deadline is a
+// RequeueAfter; a failing node is retried with back-off and, after
+// MaxRetries, waits for its next change or monitor pass.
+func (c *Controller) syncKey(ctx context.Context, name string) error {
+	after, err := c.sync(ctx, name)
+	if err == nil && after > 0 {
+		return workqueue.RequeueAfter(after)
 	}
+	return err
 }
 
 // sync decides about one node from the caches and applies the plan. It
@@ -368,8 +370,8 @@ func (c *Controller) applyPods(ctx context.Context, node *api.Node, p plan, now 
 }
 
 func (c *Controller) event(obj api.Object, eventType, reason, format string, args ...any) {
-	if c.opts.Recorder != nil {
-		c.opts.Recorder.Eventf(obj, eventType, reason, format, args...)
+	if c.rec != nil {
+		c.rec.Eventf(obj, eventType, reason, format, args...)
 	}
 }
 

@@ -180,6 +180,9 @@ func getPod(t *testing.T, c *client.Client, ns, name string) *api.Pod {
 }
 
 func TestSilentNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real API server; -short runs the tests on the fake API only")
+	}
 	cfg := config.ServerDefaults()
 	cfg.DisableAgent = true // the built-in agent would touch the machine's network
 	cfg.DataDir = t.TempDir()
@@ -208,13 +211,15 @@ func TestSilentNode(t *testing.T) {
 	for _, inf := range []*client.Informer{nodes, pods, leases} {
 		wg.Go(func() { _ = inf.Run(ctx) })
 	}
-	ctl := nodelifecycle.New(c, nodes, pods, leases, nodelifecycle.Options{
-		NodeMonitorGracePeriod: 2 * time.Second,
-		PodEvictionTimeout:     4 * time.Second,
-		MonitorPeriod:          200 * time.Millisecond,
-	}, testLogger())
+	ctl := nodelifecycle.New(nodelifecycle.Deps{Client: c, Nodes: nodes, Pods: pods, Leases: leases, Log: testLogger()},
+		nodelifecycle.Options{
+			NodeMonitorGracePeriod: 2 * time.Second,
+			PodEvictionTimeout:     4 * time.Second,
+			MonitorPeriod:          200 * time.Millisecond,
+			Workers:                2,
+		})
 	wg.Go(func() {
-		if err := ctl.Run(ctx, 2); err != nil {
+		if err := ctl.Run(ctx); err != nil {
 			t.Errorf("Run: %v", err)
 		}
 	})

@@ -37,12 +37,22 @@ type Cache interface {
 
 var _ Cache = (*client.Informer)(nil)
 
+// Deps are what the controller talks to.
+type Deps struct {
+	// Client writes Service status.
+	Client Client
+	// Services is the services informer (the caller runs it).
+	Services Cache
+	// Recorder receives IPAllocated and AllocationFailed events; nil = none.
+	Recorder EventRecorder
+	// Log is the controller's logger; nil logs nowhere.
+	Log *slog.Logger
+}
+
 // Options configure the controller.
 type Options struct {
 	// Pool is the range load balancer addresses come from. Required.
 	Pool netip.Prefix
-	// Recorder receives IPAllocated and AllocationFailed events; nil = none.
-	Recorder EventRecorder
 }
 
 // ErrPoolFull is returned (and retried) when no pool address is free.
@@ -71,9 +81,11 @@ type Controller struct {
 	bySvc map[string]netip.Addr
 }
 
-// New builds the controller over the services informer (the caller runs
-// it) and registers its handlers.
-func New(c Client, services Cache, opts Options, logger *slog.Logger) (*Controller, error) {
+// New builds the controller over deps' services informer and registers
+// its handlers. It fails for a pool that is not an IPv4 prefix of /30 or
+// larger.
+func New(deps Deps, opts Options) (*Controller, error) {
+	c, services, logger := deps.Client, deps.Services, deps.Log
 	if !opts.Pool.IsValid() || !opts.Pool.Addr().Is4() || opts.Pool.Bits() > 30 {
 		return nil, fmt.Errorf("servicelb: pool %v: want an IPv4 prefix of /30 or larger", opts.Pool)
 	}
@@ -81,7 +93,7 @@ func New(c Client, services Cache, opts Options, logger *slog.Logger) (*Controll
 		logger = slog.New(slog.DiscardHandler)
 	}
 	ctl := &Controller{
-		client: c, services: services, rec: opts.Recorder, pool: opts.Pool.Masked(),
+		client: c, services: services, rec: deps.Recorder, pool: opts.Pool.Masked(),
 		log:    logger.With("controller", "servicelb"),
 		svcRes: api.Lookup(api.Resources(), "v1", "services"),
 		queue:  workqueue.New[string](backoffBase, backoffMax),
@@ -108,11 +120,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		return nil
 	}
 	c.rebuild()
-	done := make(chan struct{})
-	go func() { defer close(done); workqueue.Run(ctx, c.queue, c.sync, c.log, "service") }()
-	<-ctx.Done()
-	c.queue.ShutDown()
-	<-done
+	workqueue.Run(ctx, c.queue, c.sync, workqueue.Options[string]{Log: c.log, KeyName: "service"})
 	return nil
 }
 

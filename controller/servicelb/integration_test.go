@@ -28,6 +28,9 @@ func startServer(t *testing.T, lbCIDR string) *client.Client {
 // end of the test).
 func startServerAt(t *testing.T, dataDir, lbCIDR string) (c *client.Client, stop func()) {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("a real API server; -short runs the tests on the fake API only")
+	}
 	cfg := config.ServerDefaults()
 	cfg.DataDir = dataDir
 	cfg.Listen = "127.0.0.1:0"

@@ -146,7 +146,7 @@ func newTestController(t *testing.T) (*Controller, *fakeCache, *fakeCache, *fake
 	sets, pods := newFakeCache(), newFakeCache()
 	fc := &fakeClient{failCreate: map[string]bool{}}
 	rec := &fakeRecorder{}
-	ctl := newController(fc, sets, pods, Options{Recorder: rec}, nil)
+	ctl := New(Deps{Client: fc, StatefulSets: sets, Pods: pods, Recorder: rec}, Options{})
 	ctl.now = func() time.Time { return testNow }
 	return ctl, sets, pods, fc, rec
 }

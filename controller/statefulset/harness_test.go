@@ -58,6 +58,9 @@ type env struct {
 // goroutine returned nil.
 func startEnv(t *testing.T) *env {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("a real API server; -short runs the tests on the fake API only")
+	}
 	cfg := config.ServerDefaults()
 	cfg.DisableAgent = true // the built-in agent would touch the machine's network
 	cfg.DataDir = t.TempDir()
@@ -80,7 +83,8 @@ func startEnv(t *testing.T) *env {
 	sets := client.NewInformer(c, setsInfo, client.InformerOptions{})
 	pods := client.NewInformer(c, podsInfo, client.InformerOptions{})
 	rec := record.NewRecorder(c, "statefulset-controller", log)
-	ctl := statefulset.New(c, sets, pods, statefulset.Options{Recorder: rec, BackoffBase: 20 * time.Millisecond, BackoffMax: time.Second}, log)
+	ctl := statefulset.New(statefulset.Deps{Client: c, StatefulSets: sets, Pods: pods, Recorder: rec, Log: log},
+		statefulset.Options{Workers: 2, BackoffBase: 20 * time.Millisecond, BackoffMax: time.Second})
 
 	e := &env{t: t, c: c, node: newFakeNode(c), history: &history{}}
 	if err := e.history.start(ctx, c); err != nil {
@@ -91,7 +95,7 @@ func startEnv(t *testing.T) *env {
 	errs := make(chan error, 6)
 	for name, run := range map[string]func(context.Context) error{
 		"sets informer": sets.Run, "pods informer": pods.Run, "recorder": rec.Run,
-		"controller": func(ctx context.Context) error { return ctl.Run(ctx, 2) },
+		"controller": ctl.Run,
 		"node":       e.node.run, "history": e.history.run,
 	} {
 		wg.Go(func() {

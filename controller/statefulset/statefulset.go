@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
@@ -43,6 +42,19 @@ type Cache interface {
 
 var _ Cache = (*client.Informer)(nil)
 
+// Deps are what the controller talks to.
+type Deps struct {
+	// Client writes pods and StatefulSet status.
+	Client Client
+	// StatefulSets and Pods are informers of all namespaces; the caller
+	// runs them.
+	StatefulSets, Pods Cache
+	// Recorder receives the controller's Events; nil records none.
+	Recorder EventRecorder
+	// Log is the controller's logger; nil logs nowhere.
+	Log *slog.Logger
+}
+
 // Event reasons, as Kubernetes' StatefulSet controller.
 const (
 	EventSuccessfulCreate    = "SuccessfulCreate"
@@ -55,6 +67,7 @@ const (
 
 // Defaults of Options.
 const (
+	DefaultWorkers             = 2
 	DefaultBackoffBase         = 100 * time.Millisecond
 	DefaultBackoffMax          = 30 * time.Second
 	DefaultMaxRetries          = 15
@@ -63,8 +76,8 @@ const (
 
 // Options tune the controller; zero values take the defaults.
 type Options struct {
-	// Recorder receives the controller's Events; nil records none.
-	Recorder EventRecorder
+	// Workers is how many sets are synced at once.
+	Workers int
 	// BackoffBase and BackoffMax bound the retry back-off of a set.
 	BackoffBase, BackoffMax time.Duration
 	// MaxRetries is how many times a failing set is retried before it is
@@ -87,20 +100,21 @@ type Controller struct {
 	log      *slog.Logger
 	queue    *workqueue.Queue[string]
 	exp      *expectations
+	workers  int
 	retries  int
 	now      func() time.Time
 }
 
-// New returns a StatefulSet controller reading sets and pods from the
-// given informers (of statefulsets and of pods, all namespaces; the caller
-// runs them) and writing through c. log may be nil.
-func New(c *client.Client, sets, pods *client.Informer, opts Options, log *slog.Logger) *Controller {
-	return newController(c, sets, pods, opts, log)
-}
-
-func newController(c Client, sets, pods Cache, opts Options, log *slog.Logger) *Controller {
+// New returns a StatefulSet controller reading sets and pods from deps'
+// informers and writing through deps.Client.
+func New(deps Deps, opts Options) *Controller {
+	log := deps.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	sets, pods := deps.StatefulSets, deps.Pods
+	if opts.Workers <= 0 {
+		opts.Workers = DefaultWorkers
 	}
 	if opts.BackoffBase <= 0 {
 		opts.BackoffBase = DefaultBackoffBase
@@ -115,10 +129,11 @@ func newController(c Client, sets, pods Cache, opts Options, log *slog.Logger) *
 		opts.ExpectationsTimeout = DefaultExpectationsTimeout
 	}
 	ctl := &Controller{
-		client:   c,
+		client:   deps.Client,
 		sets:     sets,
 		pods:     pods,
-		recorder: opts.Recorder,
+		recorder: deps.Recorder,
+		workers:  opts.Workers,
 		log:      log.With("controller", "statefulset"),
 		queue:    workqueue.New[string](opts.BackoffBase, opts.BackoffMax),
 		exp:      newExpectations(opts.ExpectationsTimeout, time.Now),
@@ -220,57 +235,32 @@ func (c *Controller) enqueueAdopters(obj api.Object) {
 	}
 }
 
-// Run waits for the informers' caches, then runs workers workers until ctx
-// ends. It returns nil after ctx ends and every goroutine it started has
-// exited. Run must be called at most once.
-func (c *Controller) Run(ctx context.Context, workers int) error {
+// Run waits for the informers' caches, then runs Options.Workers workers
+// until ctx ends. It returns nil after ctx ends and every goroutine it
+// started has exited. Run must be called at most once.
+func (c *Controller) Run(ctx context.Context) error {
 	if c.setsInfo == nil || c.podsInfo == nil {
 		return errors.New("statefulset: resource table has no statefulsets or pods")
 	}
-	workers = max(workers, 1)
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	defer c.queue.ShutDown()
 	if !client.WaitForCacheSync(ctx, c.sets.HasSynced, c.pods.HasSynced) {
 		return nil
 	}
-	c.log.Info("caches synced, starting workers", "workers", workers)
-	for range workers {
-		wg.Go(func() { c.worker(ctx) })
-	}
-	<-ctx.Done()
+	c.log.Info("caches synced, starting workers", "workers", c.workers)
+	workqueue.Run(ctx, c.queue, c.syncKey, workqueue.Options[string]{
+		Workers: c.workers, MaxRetries: c.retries, Log: c.log, KeyName: "statefulset",
+	})
 	return nil
 }
 
-func (c *Controller) worker(ctx context.Context) {
-	for {
-		key, ok := c.queue.Get()
-		if !ok {
-			return
-		}
-		c.process(ctx, key)
-		c.queue.Done(key)
-	}
-}
-
-// process syncs one key and schedules what follows: a retry with back-off
-// on error (dropped after MaxRetries), or a later look when asked.
-func (c *Controller) process(ctx context.Context, key string) {
+// syncKey is sync in workqueue.Run's terms: a retry with back-off on
+// error (dropped after MaxRetries), or a later look when asked.
+func (c *Controller) syncKey(ctx context.Context, key string) error {
 	requeue, err := c.sync(ctx, key)
-	switch {
-	case err == nil:
-		c.queue.Forget(key)
-		if requeue > 0 {
-			c.queue.AddAfter(key, requeue)
-		}
-	case ctx.Err() != nil:
-	case c.queue.NumRequeues(key) < c.retries:
-		c.log.Warn("sync failed, retrying", "statefulset", key, "retries", c.queue.NumRequeues(key), "err", err)
-		c.queue.AddRateLimited(key)
-	default:
-		c.log.Error("sync failed too often, dropping until the next change", "statefulset", key, "err", err)
-		c.queue.Forget(key)
+	if err == nil && requeue > 0 {
+		return workqueue.RequeueAfter(requeue)
 	}
+	return err
 }
 
 // sync reconciles one StatefulSet: it claims the set's pods, computes the

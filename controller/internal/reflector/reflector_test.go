@@ -13,8 +13,8 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
-	"github.com/skiff-dev/skiff/controller/internal/fakeapi"
 	"github.com/skiff-dev/skiff/controller/internal/reflector"
+	"github.com/skiff-dev/skiff/internal/fakeapi"
 )
 
 // recorder is a Handler that keeps the current set and a call log.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -96,6 +98,7 @@ type Server struct {
 	objects   map[string]map[string]any    // coll|ns|name
 	rv        int64
 	uid       int
+	generated int // suffix of the last generateName
 	events    []event
 	compacted int64
 	changed   chan struct{} // closed and replaced on every change
@@ -269,6 +272,20 @@ func (s *Server) commit(info *api.ResourceInfo, typ string, obj map[string]any) 
 	s.notify()
 }
 
+// specChanged reports a change outside metadata and status, which bumps
+// metadata.generation.
+func specChanged(old, next map[string]any) bool {
+	strip := func(m map[string]any) map[string]any {
+		out := maps.Clone(m)
+		delete(out, "metadata")
+		delete(out, "status")
+		delete(out, "apiVersion")
+		delete(out, "kind")
+		return out
+	}
+	return !reflect.DeepEqual(strip(old), strip(next))
+}
+
 func (s *Server) notify() {
 	close(s.changed)
 	s.changed = make(chan struct{})
@@ -292,44 +309,58 @@ func (s *Server) namespaceUsable(ns string) error {
 }
 
 // Create stores obj (an api.Object or any JSON-encodable object with
-// metadata.name) and returns its uid.
+// metadata.name or metadata.generateName) and returns its uid.
 func (s *Server) Create(ctx context.Context, info *api.ResourceInfo, ns string, obj any) (string, error) {
+	m, err := s.create(info, ns, obj)
+	if err != nil {
+		return "", err
+	}
+	return str(metaOf(m), "uid"), nil
+}
+
+// create stores obj and returns a copy of what it stored.
+func (s *Server) create(info *api.ResourceInfo, ns string, obj any) (map[string]any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	info, err := s.info(info)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	m, err := toMap(obj)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	meta := metaOf(m)
 	name := str(meta, "name")
+	if name == "" && str(meta, "generateName") != "" {
+		s.generated++
+		name = fmt.Sprintf("%s%05d", str(meta, "generateName"), s.generated)
+		meta["name"] = name
+	}
 	if !info.Namespaced {
 		ns = ""
 	}
 	if err := s.record(Action{Verb: "create", Resource: coll(info), Namespace: ns, Name: name}); err != nil {
-		return "", err
+		return nil, err
 	}
 	if name == "" {
-		return "", invalid("metadata.name: Required value")
+		return nil, invalid("metadata.name: Required value")
 	}
 	if info.Namespaced {
 		if ns == "" {
-			return "", invalid("metadata.namespace: Required value")
+			return nil, invalid("metadata.namespace: Required value")
 		}
 		if err := s.namespaceUsable(ns); err != nil {
-			return "", err
+			return nil, err
 		}
 		meta["namespace"] = ns
 	}
 	if _, ok := s.objects[key(info, ns, name)]; ok {
-		return "", client.NewAPIError(http.StatusConflict, api.StatusReasonAlreadyExists, "%s %q already exists", info.Resource, name)
+		return nil, client.NewAPIError(http.StatusConflict, api.StatusReasonAlreadyExists, "%s %q already exists", info.Resource, name)
 	}
 	s.uid++
-	uid := fmt.Sprintf("uid-%d", s.uid)
-	meta["uid"] = uid
+	meta["uid"] = fmt.Sprintf("uid-%d", s.uid)
+	meta["generation"] = 1
 	meta["creationTimestamp"] = api.Now().Format(time.RFC3339)
 	delete(meta, "deletionTimestamp")
 	m["apiVersion"], m["kind"] = info.GroupVersion(), info.Kind
@@ -338,7 +369,7 @@ func (s *Server) Create(ctx context.Context, info *api.ResourceInfo, ns string, 
 		m["status"] = map[string]any{"phase": "Active"}
 	}
 	s.commit(info, client.EventAdded, m)
-	return uid, nil
+	return deepCopy(m), nil
 }
 
 // Object returns a copy of a stored object, nil if absent.
@@ -531,6 +562,15 @@ func removeString(list []string, s string) []string {
 // finalizer may be added to a marked object, and a marked object without
 // finalizers is removed. s.mu must be held.
 func (s *Server) write(info *api.ResourceInfo, old, next map[string]any) error {
+	return s.writeGen(info, old, next, true)
+}
+
+// writeKeepGeneration is write without the generation bump.
+func (s *Server) writeKeepGeneration(info *api.ResourceInfo, old, next map[string]any) error {
+	return s.writeGen(info, old, next, false)
+}
+
+func (s *Server) writeGen(info *api.ResourceInfo, old, next map[string]any, bump bool) error {
 	om, nm := metaOf(old), metaOf(next)
 	name := str(om, "name")
 	if rv := str(nm, "resourceVersion"); rv != "" && rv != str(om, "resourceVersion") {
@@ -542,8 +582,18 @@ func (s *Server) write(info *api.ResourceInfo, old, next map[string]any) error {
 	if str(nm, "name") != name || str(nm, "namespace") != str(om, "namespace") {
 		return client.NewAPIError(http.StatusBadRequest, api.StatusReasonBadRequest, "the name or namespace of the object does not match the request")
 	}
-	for _, k := range []string{"uid", "creationTimestamp", "deletionTimestamp"} {
+	for _, k := range []string{"uid", "creationTimestamp", "deletionTimestamp", "generation"} {
 		setOrDelete(nm, k, om[k])
+	}
+	if bump && specChanged(old, next) {
+		var g int64
+		switch v := om["generation"].(type) {
+		case float64:
+			g = int64(v)
+		case int:
+			g = int64(v)
+		}
+		nm["generation"] = g + 1
 	}
 	if om["deletionTimestamp"] != nil {
 		oldF := stringList(om["finalizers"])

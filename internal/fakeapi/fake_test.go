@@ -158,3 +158,82 @@ func TestWatchGone(t *testing.T) {
 		t.Fatal("stream continued after ERROR")
 	}
 }
+
+// TestClientCreateAndGeneration: generateName gets a suffix, Create decodes
+// the stored object back, and generation moves only on spec changes.
+func TestClientCreateAndGeneration(t *testing.T) {
+	s := New(api.Resources())
+	c := s.Client()
+	ctx := t.Context()
+	nsInfo := api.Lookup(api.Resources(), "v1", "namespaces")
+	pods := api.Lookup(api.Resources(), "v1", "pods")
+	if err := c.Create(ctx, nsInfo, "", &api.Namespace{ObjectMeta: api.ObjectMeta{Name: "default"}}); err != nil {
+		t.Fatal(err)
+	}
+	p := &api.Pod{ObjectMeta: api.ObjectMeta{GenerateName: "web-"}}
+	if err := c.Create(ctx, pods, "default", p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "web-00001" || p.UID == "" || p.Generation != 1 || p.ResourceVersion == "" {
+		t.Fatalf("created pod meta %+v: want name web-00001, a uid, generation 1 and a resourceVersion", p.ObjectMeta)
+	}
+	steps := []struct {
+		name    string
+		change  func(*api.Pod)
+		sub     []string
+		wantGen int64
+	}{
+		{"label only", func(p *api.Pod) { p.Labels = map[string]string{"a": "b"} }, nil, 1},
+		{"status only", func(p *api.Pod) { p.Status.PodIP = "10.0.0.1" }, []string{"status"}, 1},
+		{"spec", func(p *api.Pod) { p.Spec.Hostname = "h" }, nil, 2},
+	}
+	for _, st := range steps {
+		st.change(p)
+		if err := c.Update(ctx, pods, "default", p, st.sub...); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if p.Generation != st.wantGen {
+			t.Fatalf("%s: generation %d, want %d", st.name, p.Generation, st.wantGen)
+		}
+	}
+}
+
+// TestClientBinding: a binding sets spec.nodeName once; a second binding
+// or a wrong uid is a conflict, a missing pod 404.
+func TestClientBinding(t *testing.T) {
+	s := New(api.Resources())
+	c := s.Client()
+	ctx := t.Context()
+	nsInfo := api.Lookup(api.Resources(), "v1", "namespaces")
+	pods := api.Lookup(api.Resources(), "v1", "pods")
+	if err := c.Create(ctx, nsInfo, "", &api.Namespace{ObjectMeta: api.ObjectMeta{Name: "default"}}); err != nil {
+		t.Fatal(err)
+	}
+	p := &api.Pod{ObjectMeta: api.ObjectMeta{Name: "p"}}
+	if err := c.Create(ctx, pods, "default", p); err != nil {
+		t.Fatal(err)
+	}
+	bind := func(name, uid, node string) error {
+		path, err := client.ResourcePath(pods, "default", name, "binding")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.Do(ctx, "POST", path, &api.Binding{ObjectMeta: api.ObjectMeta{Name: name, UID: uid}, Target: api.ObjectReference{Kind: "Node", Name: node}}, nil)
+	}
+	if err := bind("p", "other", "n1"); !client.IsConflict(err) {
+		t.Fatalf("binding with a wrong uid: %v, want a conflict", err)
+	}
+	if err := bind("p", p.UID, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	var got api.Pod
+	if err := c.Get(ctx, pods, "default", "p", &got); err != nil || got.Spec.NodeName != "n1" {
+		t.Fatalf("after binding: nodeName %q, err %v", got.Spec.NodeName, err)
+	}
+	if err := bind("p", p.UID, "n2"); !client.IsConflict(err) {
+		t.Fatalf("second binding: %v, want a conflict", err)
+	}
+	if err := bind("q", "", "n1"); !client.IsNotFound(err) {
+		t.Fatalf("binding of a missing pod: %v, want not found", err)
+	}
+}
