@@ -15,6 +15,7 @@ import (
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/netagent/cni"
+	"github.com/skiff-dev/skiff/netagent/nodeip"
 	"github.com/skiff-dev/skiff/netagent/runtime"
 )
 
@@ -170,7 +171,7 @@ func (c *Config) defaults() error {
 		return fmt.Errorf("netagent: node name %q: %v", c.NodeName, errs)
 	}
 	if len(c.NodeIPs) == 0 {
-		if a, ok := firstGlobalIPv4(); ok {
+		if a, ok := nodeip.FirstGlobalIPv4(); ok {
 			c.NodeIPs = []netip.Addr{a}
 		}
 	}

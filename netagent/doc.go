@@ -35,8 +35,8 @@
 //   - Pod routes (Config.PodRoutes, podroutes.go): the agent watches the
 //     Nodes and keeps, in the node namespace, a route to every other
 //     node's podCIDR: via its InternalIP (host-gw, the default) or through
-//     the skiff.vxlan tunnel (vxlan); see netagent/podroutes. A test
-//     binary's agent without a node namespace keeps none.
+//     the skiff.vxlan tunnel (vxlan); see netagent/podroutes. Mode none
+//     keeps none (an agent under test without a node namespace sets it).
 //   - Egress (Config.NoEgressMasquerade, proxyrun.go): RunProxy programs
 //     package egress's masquerade of pod traffic leaving the cluster in
 //     the proxy mode's packet filter, at start and every minute.
