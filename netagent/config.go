@@ -270,11 +270,17 @@ type ProxyParams struct {
 	// packet filter (removed when false).
 	EgressMasquerade bool
 	// Client is the node's API client; Informers are the agent's shared
-	// informers (Services and EndpointSlices are registered and running).
+	// informers, already started: an informer taken from it with For runs
+	// only if it was registered before that start.
 	Client    *client.Client
 	Informers *client.SharedInformers
-	NetNS     NetNS
-	Logger    *slog.Logger
+	// Services and EndpointSlices are the informers the proxy follows,
+	// registered on Informers before its start. Nil (a caller that only
+	// gives Informers): RunProxy takes them from Informers, and the caller
+	// must have registered them before starting it.
+	Services, EndpointSlices *client.Informer
+	NetNS                    NetNS
+	Logger                   *slog.Logger
 	// OnBackend, when set, is given the backend the proxy built (the agent
 	// reads its rules back for `skiff trace` through proxy.RuleTracer).
 	OnBackend func(mode string, backend any)

@@ -33,11 +33,11 @@ func (a *Agent) podMTU() int {
 
 // startPodRoutes keeps, in the node's namespace, a route to every other
 // node's podCIDR via its InternalIP, or through the vxlan device in mode
-// vxlan (netagent/podroutes), following a Node
-// informer registered on inf before its Start. Mode none does nothing (an
+// vxlan (netagent/podroutes), following the Node
+// informer nodes (nil in mode none). Mode none does nothing (an
 // agent under test without a node namespace is given it, so that it never
 // routes in the machine's own namespace).
-func (a *Agent) startPodRoutes(ctx context.Context, wg *sync.WaitGroup, inf *client.SharedInformers, podCIDR netip.Prefix) error {
+func (a *Agent) startPodRoutes(ctx context.Context, wg *sync.WaitGroup, nodes *client.Informer, podCIDR netip.Prefix) error {
 	if a.cfg.PodRoutes == PodRoutesNone { // Config.defaults checked the mode
 		return nil
 	}
@@ -64,7 +64,6 @@ func (a *Agent) startPodRoutes(ctx context.Context, wg *sync.WaitGroup, inf *cli
 			return fmt.Errorf("netagent: %w", err)
 		}
 	}
-	nodes := inf.For(a.res.nodes, client.InformerOptions{Logger: a.log.With("informer", "nodes")})
 	changed := make(chan struct{}, 1)
 	kick := func() {
 		select {
