@@ -266,7 +266,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		wg.Go(func() { _ = r.Run(ctx) })
 		rec = r
 	}
-	pm := newPodManager(ctx, &a.cfg, a.deps.Runtime, net, a.deps.NodeNetNS, a.api, nodePods, rec, gw)
+	pm := newPodManager(&a.cfg, a.deps.Runtime, net, a.deps.NodeNetNS, a.api, nodePods, rec, gw)
 	nodePods.AddEventHandler(pm.handlers())
 	a.mu.Lock()
 	a.pm = pm
@@ -296,6 +296,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		return nil
 	}
 	pm.start(ctx, nodePods.List())
+	pm.wg.Go(func() { pm.run(ctx) })
 	wg.Go(func() { pm.relist(ctx) })
 	wg.Go(func() { pm.status.run(ctx, 4) })
 	defer pm.wg.Wait()

@@ -122,7 +122,7 @@ func (w *podWorker) applyContainer(ctx context.Context, pod *api.Pod, c *ctr, no
 		old := c.id
 		c.id, c.st, c.killed = "", runtime.ContainerStatus{}, false
 		c.restarts++
-		w.m.removeContainer(old)
+		w.m.removeContainer(ctx, old)
 		w.forgetProbes(old)
 	}
 	// actRestart and actStart: start an instance.

@@ -120,7 +120,7 @@ func (w *podWorker) terminate(ctx context.Context, pod *api.Pod, gone bool) {
 	// pod has left the API, nothing of it is left on the node.
 	for _, c := range w.ctrs {
 		if c.id != "" {
-			w.m.removeContainer(c.id)
+			w.m.removeContainer(ctx, c.id)
 		}
 	}
 	_ = os.RemoveAll(w.m.podDir(w.uid))

@@ -116,7 +116,8 @@ func (w *podWorker) snapshot() (*api.Pod, bool) {
 // run syncs the pod whenever something changes, until the pod is
 // terminated or ctx ends (an agent shutdown: the containers keep running).
 func (w *podWorker) run(ctx context.Context) {
-	defer w.m.workerDone(w)
+	finished := false
+	defer func() { w.m.workerDone(w, finished) }()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -129,6 +130,7 @@ func (w *podWorker) run(ctx context.Context) {
 		}
 		next, done := w.syncOnOwnStack(ctx)
 		if done {
+			finished = true
 			return
 		}
 		if !timer.Stop() {
@@ -162,7 +164,7 @@ func (w *podWorker) syncOnOwnStack(ctx context.Context) (next time.Duration, don
 func (w *podWorker) sync(ctx context.Context) (time.Duration, bool) {
 	pod, gone := w.snapshot()
 	if !w.seeded {
-		w.seed(pod)
+		w.seed(ctx, pod)
 	}
 	now := time.Now()
 	deleting := gone || pod.DeletionTimestamp != nil
@@ -296,7 +298,7 @@ func (w *podWorker) specContainers(pod *api.Pod) []*ctr {
 // removed) and, for containers whose ID matches, the restart counts,
 // readiness and started flags the API holds. The network is adopted by
 // ensureSandbox (AddPod returns a live pod's existing network).
-func (w *podWorker) seed(pod *api.Pod) {
+func (w *podWorker) seed(ctx context.Context, pod *api.Pod) {
 	w.seeded = true
 	if p := pod.Status.Phase; p == api.PodSucceeded || p == api.PodFailed {
 		w.terminal = p
@@ -313,7 +315,7 @@ func (w *podWorker) seed(pod *api.Pod) {
 	for _, st := range found {
 		if c := w.ctrs[st.Name]; c != nil {
 			// An older instance: only its removal is left to do.
-			w.m.wg.Go(func() { w.m.removeContainer(st.ID) })
+			w.m.wg.Go(func() { w.m.removeContainer(ctx, st.ID) })
 			continue
 		}
 		c := &ctr{id: st.ID, st: st, everStarted: true}

@@ -58,7 +58,7 @@ func newHarness(t *testing.T, prepare func(h *harness)) *harness {
 		prepare(h)
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
-	h.m = newPodManager(h.ctx, h.cfg, h.rt, h.net, nil, fakeAPIClient{h.api}, h.api, h.rec, fakeGateway)
+	h.m = newPodManager(h.cfg, h.rt, h.net, nil, fakeAPIClient{h.api}, h.api, h.rec, fakeGateway)
 	h.api.notify = func(obj api.Object, deleted bool) {
 		if deleted {
 			h.m.onPodDelete(obj)
@@ -73,6 +73,7 @@ func newHarness(t *testing.T, prepare func(h *harness)) *harness {
 	}
 	h.api.mu.Unlock()
 	h.m.start(h.ctx, list)
+	h.m.wg.Go(func() { h.m.run(h.ctx) })
 	h.m.wg.Go(func() { h.m.relist(h.ctx) })
 	h.m.wg.Go(func() { h.m.status.run(h.ctx, 2) })
 	return h
