@@ -50,13 +50,25 @@
 // # Pods
 //
 //   - Only pods with spec.nodeName=<node> are watched (field selector).
-//     Each pod UID gets one worker goroutine; a pod recreated under the
-//     same name is another pod. Workers are woken by pod changes, probe
-//     results, container state changes (a relist of the runtime every
-//     second, as the kubelet's PLEG) and timers, and re-check their pod at
-//     least every ResyncPeriod. Each sync runs on a goroutine of its own
-//     that the worker waits for, so the long-lived worker goroutine keeps
-//     a small stack (syncOnOwnStack); a pod's syncs stay serial.
+//     Each pod UID gets one worker goroutine (started by the pod manager's
+//     run, pods.go); a pod recreated under the same name is another pod.
+//     Workers are woken by pod changes, probe results, container state
+//     changes (a relist of the runtime every second, as the kubelet's
+//     PLEG) and timers, and re-check their pod at least every
+//     ResyncPeriod. Each sync runs on a goroutine of its own that the
+//     worker waits for, so the long-lived worker goroutine keeps a small
+//     stack (syncOnOwnStack); a pod's syncs stay serial.
+//   - A sync observes, plans, then applies (worker.go): it reads each
+//     container's instance from the runtime and its probe results; the
+//     pure computePodActions (podactions.go, the kubelet's shape) turns
+//     the pod, what the worker holds and what it observed into a plan
+//     (kill the pod? create the sandbox? per container: start, restart,
+//     kill for a failed probe, back off, look again, with reasons; the
+//     pod's final phase); the worker applies it (containers.go, probes.go;
+//     termination.go for a pod being deleted) and reports the status it
+//     builds (podstatus.go). Whatever blocks (a probe kill's stop) runs on
+//     a goroutine the manager's WaitGroup tracks; retries wait on timers
+//     that the agent's shutdown ends.
 //   - Sandbox: PodNetwork.AddPod gives the pod a netns and an IP; then
 //     <data-dir>/pods/<uid>/resolv.conf (ClusterFirst: nameserver = the
 //     gateway, search <ns>.svc.<d> svc.<d> <d>, options ndots:5; Default:
@@ -161,5 +173,15 @@
 //     (Kubernetes' default when unset: Always for :latest or no tag), with
 //     the kubelet's events and waiting reasons.
 //   - The service proxy is a hook (Deps.Proxy): it gets the agent's shared
-//     informers and the node's netns.
+//     informers (its Service and EndpointSlice ones in ProxyParams) and
+//     the node's netns.
+//
+// # Informers
+//
+//   - The agent's features (pod workers, node DNS, pod routes, proxy,
+//     trace) share one client.SharedInformers. Every informer they read
+//     is registered in one place (registerInformers, informers.go) before
+//     the one Start, and handed to them: none registers its own, so none
+//     depends on another having registered the same informer first (an
+//     informer first asked for after Start would never run).
 package netagent
