@@ -30,6 +30,42 @@ func (w *podWorker) terminationDelay(pod *api.Pod, grace time.Duration, gone boo
 	return min(d, grace/2)
 }
 
+// termination is a pod's termination once its containers are stopped:
+// the steps left, which the worker's loop drives (a failed step is
+// retried at the time terminate returns).
+type termination struct {
+	pod  *api.Pod // as the termination began
+	gone bool
+	step terminationStep
+	// netAttempts counts the failed network teardowns; retry is the
+	// current API write's back-off, notBefore its next attempt.
+	netAttempts int
+	retry       time.Duration
+	notBefore   time.Time
+}
+
+// terminationStep is what a termination does next.
+type terminationStep int
+
+const (
+	// termNetwork: tear the network down (the containers are dead), then
+	// remove the containers and the pod's files.
+	termNetwork terminationStep = iota
+	// termStatus: write the final status.
+	termStatus
+	// termDelete: delete the pod from the API.
+	termDelete
+)
+
+// Network teardown attempts of a terminated pod, and the back-off of its
+// final API writes.
+const (
+	termNetAttempts  = 5
+	termNetRetryStep = 200 * time.Millisecond
+	termRetryBase    = 200 * time.Millisecond
+	termRetryMax     = 10 * time.Second
+)
+
 // terminate ends the pod: a Ready pod first keeps running for the
 // termination delay (see terminationDelay), then containers get SIGTERM
 // and the rest of the grace period (deletionGracePeriodSeconds, counted
@@ -39,7 +75,90 @@ func (w *podWorker) terminationDelay(pod *api.Pod, grace time.Duration, gone boo
 // the pod is deleted with gracePeriodSeconds=0 and a UID precondition.
 // A pod that left the API (gone) gets the same treatment minus the API
 // writes.
-func (w *podWorker) terminate(ctx context.Context, pod *api.Pod, gone bool) {
+//
+// The first call stops the pod (stopPod); the steps after it fail
+// independently and are retried: terminate returns when to call it again,
+// or done once the pod is finished with.
+func (w *podWorker) terminate(ctx context.Context, pod *api.Pod, gone bool) (time.Duration, bool) {
+	if w.term == nil {
+		w.stopPod(ctx, pod, gone)
+		w.term = &termination{pod: pod, gone: gone}
+	}
+	t := w.term
+	if d := time.Until(t.notBefore); d > 0 {
+		return d, false // woken before the retry is due
+	}
+	switch t.step {
+	case termNetwork:
+		// The network goes only after every process is dead.
+		if !w.netDown && w.m.net != nil {
+			w.netDown = true
+			if err := w.m.netns.do(func() error { return w.m.net.DelPod(ctx, w.uid) }); err != nil {
+				w.netDown = false
+				w.log.Warn("pod network teardown failed", "err", err, "attempt", t.netAttempts)
+				if t.netAttempts++; t.netAttempts < termNetAttempts && ctx.Err() == nil {
+					return t.retryIn(time.Duration(t.netAttempts) * termNetRetryStep), false
+				}
+			}
+		}
+		w.cleanUp(ctx, t.gone)
+		if t.gone {
+			return w.terminated(), true
+		}
+		w.report(t.pod)
+		t.step = termStatus
+		fallthrough
+	case termStatus:
+		if err := w.m.status.sync(ctx, w.uid); err != nil {
+			if ctx.Err() != nil {
+				w.log.Warn("final pod status not written", "err", err)
+				return w.terminated(), true
+			}
+			w.log.Debug("final pod status not written, retrying", "err", err)
+			return t.backoff(), false
+		}
+		t.step, t.retry = termDelete, 0
+		fallthrough
+	default: // termDelete
+		// DELETE with gracePeriodSeconds=0 and a UID precondition, retried
+		// until it lands, the pod is gone, or it is another pod of that
+		// name.
+		zero := int64(0)
+		opts := client.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &client.Preconditions{UID: w.uid}}
+		err := w.m.api.Delete(ctx, w.m.podRes, t.pod.Namespace, t.pod.Name, opts)
+		if err != nil && !client.IsNotFound(err) && !client.IsConflict(err) && ctx.Err() == nil {
+			w.log.Warn("deleting the pod failed, retrying", "err", err)
+			return t.backoff(), false
+		}
+		return w.terminated(), true
+	}
+}
+
+// retryIn sets the next attempt d from now and returns d.
+func (t *termination) retryIn(d time.Duration) time.Duration {
+	t.notBefore = time.Now().Add(d)
+	return d
+}
+
+// backoff is the next API write's delay: termRetryBase doubling to
+// termRetryMax.
+func (t *termination) backoff() time.Duration {
+	t.retry = min(max(2*t.retry, termRetryBase), termRetryMax)
+	return t.retryIn(t.retry)
+}
+
+// terminated forgets the pod's status; the worker is done.
+func (w *podWorker) terminated() time.Duration {
+	w.m.status.forget(w.uid)
+	w.log.Info("pod terminated")
+	return 0
+}
+
+// stopPod starts a termination: liveness and startup probes stop,
+// readiness goes on; the status is reported; a Ready pod waits the
+// termination delay; then every container is stopped within the grace
+// period, and the probes end.
+func (w *podWorker) stopPod(ctx context.Context, pod *api.Pod, gone bool) {
 	grace := podGracePeriod(pod)
 	if gone && grace < minForceGrace {
 		grace = minForceGrace
@@ -66,7 +185,6 @@ func (w *podWorker) terminate(ctx context.Context, pod *api.Pod, gone bool) {
 	if d := w.terminationDelay(pod, grace, gone); d > 0 {
 		w.log.Info("delaying SIGTERM until the proxies dropped the endpoint", "delay", d)
 		waitOrDone(ctx, d) // an agent shutdown goes on with the stop
-
 	}
 	var wg sync.WaitGroup
 	for _, c := range w.ctrs {
@@ -93,69 +211,28 @@ func (w *podWorker) terminate(ctx context.Context, pod *api.Pod, gone bool) {
 			c.st = st
 		}
 	}
-	// The network goes only after every process is dead.
-	for attempt := 0; !w.netDown && w.m.net != nil; attempt++ {
-		w.netDown = true
-		if err := w.m.netns.do(func() error { return w.m.net.DelPod(ctx, w.uid) }); err != nil {
-			w.netDown = false
-			w.log.Warn("pod network teardown failed", "err", err, "attempt", attempt)
-			if attempt >= 4 || !waitOrDone(ctx, time.Duration(attempt+1)*200*time.Millisecond) {
-				break
-			}
-		}
-	}
+}
+
+// cleanUp follows the network teardown: the pod's final phase is set
+// (unless gone), and its containers and directory are removed before the
+// final DELETE (as the kubelet reclaims a pod's resources first): once
+// the pod has left the API, nothing of it is left on the node.
+func (w *podWorker) cleanUp(ctx context.Context, gone bool) {
 	w.net = nil
-	if !gone {
-		if w.terminal == "" {
-			w.terminal = api.PodSucceeded
-			for _, c := range w.ctrs {
-				if c.id != "" && c.st.ExitCode != 0 {
-					w.terminal = api.PodFailed
-				}
+	if !gone && w.terminal == "" {
+		w.terminal = api.PodSucceeded
+		for _, c := range w.ctrs {
+			if c.id != "" && c.st.ExitCode != 0 {
+				w.terminal = api.PodFailed
 			}
 		}
 	}
-	// The containers and the pod's directory are removed before the final
-	// DELETE (as the kubelet reclaims a pod's resources first): once the
-	// pod has left the API, nothing of it is left on the node.
 	for _, c := range w.ctrs {
 		if c.id != "" {
 			w.m.removeContainer(ctx, c.id)
 		}
 	}
 	_ = os.RemoveAll(w.m.podDir(w.uid))
-	if !gone {
-		w.report(pod)
-		if err := w.m.status.flush(ctx, w.uid); err != nil {
-			w.log.Warn("final pod status not written", "err", err)
-		}
-		w.deletePod(ctx, pod)
-	}
-	w.m.status.forget(w.uid)
-	w.log.Info("pod terminated")
-}
-
-// deletePod finishes the graceful deletion: DELETE with
-// gracePeriodSeconds=0 and a UID precondition, retried until it lands, the
-// pod is gone, or it is another pod of that name.
-func (w *podWorker) deletePod(ctx context.Context, pod *api.Pod) {
-	zero := int64(0)
-	opts := client.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &client.Preconditions{UID: w.uid}}
-	delay := 200 * time.Millisecond
-	for {
-		err := w.m.api.Delete(ctx, w.m.podRes, pod.Namespace, pod.Name, opts)
-		if err == nil || client.IsNotFound(err) || client.IsConflict(err) {
-			return
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		w.log.Warn("deleting the pod failed, retrying", "err", err)
-		if !waitOrDone(ctx, delay) {
-			return
-		}
-		delay = min(2*delay, 10*time.Second)
-	}
 }
 
 // teardownNetwork removes a finished pod's network (its IP is released).

@@ -66,8 +66,9 @@ type podWorker struct {
 	sandboxErr string
 	sandboxAt  time.Time // next sandbox attempt
 	sandboxBO  time.Duration
-	terminal   string    // Succeeded or Failed once the pod finished
-	deadline   time.Time // termination: when SIGKILL comes
+	terminal   string       // Succeeded or Failed once the pod finished
+	deadline   time.Time    // termination: when SIGKILL comes
+	term       *termination // the termination in progress (termination.go)
 	seeded     bool
 }
 
@@ -197,8 +198,7 @@ func (w *podWorker) sync(ctx context.Context) (time.Duration, bool) {
 // apply does what plan says (see sync).
 func (w *podWorker) apply(ctx context.Context, pod *api.Pod, gone bool, now time.Time, plan podActions) (time.Duration, bool) {
 	if plan.KillPod {
-		w.terminate(ctx, pod, gone)
-		return 0, true
+		return w.terminate(ctx, pod, gone)
 	}
 	next := w.m.cfg.ResyncPeriod
 	soon := func(at time.Time) {
