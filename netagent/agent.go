@@ -192,23 +192,25 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Join(a.cfg.DataDir, "pods"), 0o755); err != nil {
 		return fmt.Errorf("netagent: %w", err)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// Every goroutine of the agent is on wg; an early return ends them
+	// (cancel runs before the wait).
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 
 	if err := a.login(ctx); err != nil {
 		return err
 	}
 	wg.Go(func() { a.rejoinLoop(ctx) })
-	napi, err := a.startNodeAPI(ctx)
+	napi, err := a.startNodeAPI(ctx, &wg)
 	if err != nil {
 		return err
 	}
 	a.mu.Lock()
 	a.napi = napi
 	a.mu.Unlock()
-	if err := a.startListeners(ctx); err != nil { // metrics.go
+	if err := a.startListeners(ctx, &wg); err != nil { // metrics.go
 		return err
 	}
 	if err := a.register(ctx); err != nil {
