@@ -137,6 +137,10 @@ type restartSchedule struct {
 	Backoff   time.Duration
 }
 
+// backoffReset: a container that ran this long before exiting restarts
+// without back-off (its back-off starts over).
+const backoffReset = 10 * time.Minute
+
 // recheckAfter is how soon a container whose state is in flux is looked
 // at again.
 const recheckAfter = time.Second

@@ -13,9 +13,11 @@ import (
 	"github.com/skiff-dev/skiff/netagent/runtime"
 )
 
-// backoffReset: a container that ran this long before exiting restarts
-// without back-off (its back-off starts over).
-const backoffReset = 10 * time.Minute
+// The pod loop: one worker per pod, woken by its pod's changes, probe
+// results, the relist and its own timer; each sync observes the pod's
+// containers, plans (computePodActions, podactions.go) and applies the
+// plan (containers.go, probes.go, termination.go), then reports the
+// status (podstatus.go).
 
 // ctr is one container of a pod worker.
 type ctr struct {
