@@ -118,11 +118,12 @@
 //     network torn down, then the containers and the pod's directory are
 //     removed; the final status is written; and the pod is deleted with
 //     gracePeriodSeconds=0 and a UID precondition (once it has left the
-//     API, nothing of it is left on the node). The steps after the stop
-//     are retried by the worker's loop, on its timer (the network teardown
-//     up to five times, the final status and the DELETE with back-off
-//     until they land); an agent shutdown leaves the rest to the next
-//     agent.
+//     API, nothing of it is left on the node). The termination delay and
+//     the retries of the steps after the stop are the worker loop's timer,
+//     not waits inside a sync (the network teardown is tried up to five
+//     times, the final status and the DELETE with back-off until they
+//     land); an agent shutdown leaves what is left to the next agent (the
+//     containers' stop itself, once begun, completes).
 //   - A pod removed from the API without the agent (a force deletion) is
 //     stopped the same way with at least 2s of grace, without API writes.
 //   - Stopping the agent stops no pod.

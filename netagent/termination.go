@@ -30,9 +30,9 @@ func (w *podWorker) terminationDelay(pod *api.Pod, grace time.Duration, gone boo
 	return min(d, grace/2)
 }
 
-// termination is a pod's termination once its containers are stopped:
-// the steps left, which the worker's loop drives (a failed step is
-// retried at the time terminate returns).
+// termination is a pod's termination in progress: the steps left, which
+// the worker's loop drives (a wait, or a failed step's retry, ends at the
+// time terminate returns).
 type termination struct {
 	pod  *api.Pod // as the termination began
 	gone bool
@@ -48,9 +48,12 @@ type termination struct {
 type terminationStep int
 
 const (
+	// termStop: stop every container within the grace period (a Ready
+	// pod waits for the termination delay first).
+	termStop terminationStep = iota
 	// termNetwork: tear the network down (the containers are dead), then
 	// remove the containers and the pod's files.
-	termNetwork terminationStep = iota
+	termNetwork
 	// termStatus: write the final status.
 	termStatus
 	// termDelete: delete the pod from the API.
@@ -76,19 +79,27 @@ const (
 // A pod that left the API (gone) gets the same treatment minus the API
 // writes.
 //
-// The first call stops the pod (stopPod); the steps after it fail
-// independently and are retried: terminate returns when to call it again,
-// or done once the pod is finished with.
+// The first call begins it (beginTermination) and each call goes as far
+// as it can: terminate returns when to call it again (the termination
+// delay, a retry), or done once the pod is finished with. An agent
+// shutdown leaves what is left to the next agent.
 func (w *podWorker) terminate(ctx context.Context, pod *api.Pod, gone bool) (time.Duration, bool) {
 	if w.term == nil {
-		w.stopPod(ctx, pod, gone)
 		w.term = &termination{pod: pod, gone: gone}
+		if d := w.beginTermination(ctx, pod, gone); d > 0 {
+			w.log.Info("delaying SIGTERM until the proxies dropped the endpoint", "delay", d)
+			return w.term.retryIn(d), false
+		}
 	}
 	t := w.term
 	if d := time.Until(t.notBefore); d > 0 {
-		return d, false // woken before the retry is due
+		return d, false // woken before the wait is over
 	}
 	switch t.step {
+	case termStop:
+		w.stopContainers(ctx, t.pod)
+		t.step = termNetwork
+		fallthrough
 	case termNetwork:
 		// The network goes only after every process is dead.
 		if !w.netDown && w.m.net != nil {
@@ -154,11 +165,10 @@ func (w *podWorker) terminated() time.Duration {
 	return 0
 }
 
-// stopPod starts a termination: liveness and startup probes stop,
-// readiness goes on; the status is reported; a Ready pod waits the
-// termination delay; then every container is stopped within the grace
-// period, and the probes end.
-func (w *podWorker) stopPod(ctx context.Context, pod *api.Pod, gone bool) {
+// beginTermination starts a termination: liveness and startup probes
+// stop, readiness goes on; the status is reported. It returns the
+// termination delay the pod keeps running for (see terminationDelay).
+func (w *podWorker) beginTermination(ctx context.Context, pod *api.Pod, gone bool) time.Duration {
 	grace := podGracePeriod(pod)
 	if gone && grace < minForceGrace {
 		grace = minForceGrace
@@ -182,10 +192,12 @@ func (w *podWorker) stopPod(ctx context.Context, pod *api.Pod, gone bool) {
 	if !gone {
 		w.report(pod)
 	}
-	if d := w.terminationDelay(pod, grace, gone); d > 0 {
-		w.log.Info("delaying SIGTERM until the proxies dropped the endpoint", "delay", d)
-		waitOrDone(ctx, d) // an agent shutdown goes on with the stop
-	}
+	return w.terminationDelay(pod, grace, gone)
+}
+
+// stopContainers stops every container of the pod by the termination's
+// deadline (SIGTERM, then SIGKILL), all at once, and ends the probes.
+func (w *podWorker) stopContainers(ctx context.Context, pod *api.Pod) {
 	var wg sync.WaitGroup
 	for _, c := range w.ctrs {
 		if c.id == "" {
@@ -246,16 +258,4 @@ func (w *podWorker) teardownNetwork(ctx context.Context) {
 		return
 	}
 	w.netDown = true
-}
-
-// waitOrDone waits d and reports true, or false once ctx is done first.
-func waitOrDone(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
