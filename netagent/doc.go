@@ -66,9 +66,9 @@
 //     kill for a failed probe, back off, look again, with reasons; the
 //     pod's final phase); the worker applies it (containers.go, probes.go;
 //     termination.go for a pod being deleted) and reports the status it
-//     builds (podstatus.go). Whatever blocks (a probe kill's stop) runs on
-//     a goroutine the manager's WaitGroup tracks; retries wait on timers
-//     that the agent's shutdown ends.
+//     builds (podstatus.go). Whatever would block the loop (a probe
+//     kill's stop) runs on a goroutine the manager's WaitGroup tracks;
+//     back-offs, waits and retries are the loop's timer, never sleeps.
 //   - Sandbox: PodNetwork.AddPod gives the pod a netns and an IP; then
 //     <data-dir>/pods/<uid>/resolv.conf (ClusterFirst: nameserver = the
 //     gateway, search <ns>.svc.<d> svc.<d> <d>, options ndots:5; Default:
