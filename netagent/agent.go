@@ -74,12 +74,12 @@ type Agent struct {
 	gateway     netip.Addr
 	dnsAddr     string
 	pm          *podManager
-	phase       string                  // what the agent is doing before it is ready
-	napi        *nodeAPI                // nil when the node API is off
-	inf         *client.SharedInformers // set once the pod network is up
-	tracer      proxyTracer             // the proxy backend's rule reader
-	metricsLn   *listener               // nil when off (metrics.go)
-	healthzLn   *listener               // nil when off
+	phase       string          // what the agent is doing before it is ready
+	napi        *nodeAPI        // nil when the node API is off
+	inf         *agentInformers // set once the pod network is up
+	tracer      proxyTracer     // the proxy backend's rule reader
+	metricsLn   *listener       // nil when off (metrics.go)
+	healthzLn   *listener       // nil when off
 
 	metrics *agentMetrics // the agent's registry and the proxy's healthz
 }
@@ -192,23 +192,25 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err := os.MkdirAll(filepath.Join(a.cfg.DataDir, "pods"), 0o755); err != nil {
 		return fmt.Errorf("netagent: %w", err)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// Every goroutine of the agent is on wg; an early return ends them
+	// (cancel runs before the wait).
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 
 	if err := a.login(ctx); err != nil {
 		return err
 	}
 	wg.Go(func() { a.rejoinLoop(ctx) })
-	napi, err := a.startNodeAPI(ctx)
+	napi, err := a.startNodeAPI(ctx, &wg)
 	if err != nil {
 		return err
 	}
 	a.mu.Lock()
 	a.napi = napi
 	a.mu.Unlock()
-	if err := a.startListeners(ctx); err != nil { // metrics.go
+	if err := a.startListeners(ctx, &wg); err != nil { // metrics.go
 		return err
 	}
 	if err := a.register(ctx); err != nil {
@@ -244,12 +246,14 @@ func (a *Agent) Run(ctx context.Context) error {
 	a.podCIDR, a.serviceCIDR, a.gateway = podCIDR, svcCIDR, gw
 	a.mu.Unlock()
 
-	inf := client.NewSharedInformers(a.api)
-	a.traceInformers(inf) // trace.go
-	logFor := func(name string) *slog.Logger { return a.log.With("informer", name) }
-	nodePods := inf.For(a.res.pods, client.InformerOptions{FieldSelector: "spec.nodeName=" + a.cfg.NodeName, Logger: logFor("node-pods")})
+	// Every informer is registered before the one Start (informers.go).
+	inf := a.registerInformers(client.NewSharedInformers(a.api))
+	nodePods := inf.nodePods
+	a.mu.Lock()
+	a.inf = inf // for trace
+	a.mu.Unlock()
 
-	if err := a.startPodRoutes(ctx, &wg, inf, podCIDR); err != nil { // podroutes.go
+	if err := a.startPodRoutes(ctx, &wg, inf.nodes, podCIDR); err != nil { // podroutes.go
 		return err
 	}
 
@@ -264,29 +268,26 @@ func (a *Agent) Run(ctx context.Context) error {
 		wg.Go(func() { _ = r.Run(ctx) })
 		rec = r
 	}
-	pm := newPodManager(ctx, &a.cfg, a.deps.Runtime, net, a.deps.NodeNetNS, a.api, nodePods, rec, gw)
+	pm := newPodManager(&a.cfg, a.deps.Runtime, net, a.deps.NodeNetNS, a.api, nodePods, rec, gw)
 	nodePods.AddEventHandler(pm.handlers())
 	a.mu.Lock()
 	a.pm = pm
 	a.mu.Unlock()
 
+	inf.set.Start(ctx)
+	defer inf.set.Wait()
 	if a.deps.Proxy != nil {
-		// The proxy registers its informers before Start.
 		p := ProxyParams{NodeName: a.cfg.NodeName, NodeIPs: a.cfg.NodeIPs, Mode: a.cfg.ProxyMode, IPVSScheduler: a.cfg.IPVSScheduler, PodCIDR: podCIDR, ClusterCIDR: a.cfg.ClusterCIDR,
 			EgressMasquerade: !a.cfg.NoEgressMasquerade,
-			ServiceCIDR:      svcCIDR, Client: a.api, Informers: inf, NetNS: a.deps.NodeNetNS, Logger: a.log.With("component", "proxy"),
+			ServiceCIDR:      svcCIDR, Client: a.api, Informers: inf.set, Services: inf.services, EndpointSlices: inf.slices,
+			NetNS: a.deps.NodeNetNS, Logger: a.log.With("component", "proxy"),
 			OnBackend: a.setTracer, OnEgress: a.setEgressReader, Registerer: a.metrics.reg, OnHealthz: a.metrics.setHealthz}
-		started := make(chan struct{})
 		wg.Go(func() {
-			close(started)
 			if err := a.deps.Proxy(ctx, p); err != nil && ctx.Err() == nil {
 				a.log.Error("service proxy stopped", "err", err)
 			}
 		})
-		<-started
 	}
-	inf.Start(ctx)
-	defer inf.Wait()
 	wg.Go(func() {
 		if err := dnsRun(ctx); err != nil && ctx.Err() == nil {
 			a.log.Error("node DNS stopped", "err", err)
@@ -297,6 +298,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		return nil
 	}
 	pm.start(ctx, nodePods.List())
+	pm.wg.Go(func() { pm.run(ctx) })
 	wg.Go(func() { pm.relist(ctx) })
 	wg.Go(func() { pm.status.run(ctx, 4) })
 	defer pm.wg.Wait()

@@ -15,6 +15,7 @@ import (
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/netagent/cni"
+	"github.com/skiff-dev/skiff/netagent/nodeip"
 	"github.com/skiff-dev/skiff/netagent/runtime"
 )
 
@@ -170,7 +171,7 @@ func (c *Config) defaults() error {
 		return fmt.Errorf("netagent: node name %q: %v", c.NodeName, errs)
 	}
 	if len(c.NodeIPs) == 0 {
-		if a, ok := firstGlobalIPv4(); ok {
+		if a, ok := nodeip.FirstGlobalIPv4(); ok {
 			c.NodeIPs = []netip.Addr{a}
 		}
 	}
@@ -269,11 +270,17 @@ type ProxyParams struct {
 	// packet filter (removed when false).
 	EgressMasquerade bool
 	// Client is the node's API client; Informers are the agent's shared
-	// informers (Services and EndpointSlices are registered and running).
+	// informers, already started: an informer taken from it with For runs
+	// only if it was registered before that start.
 	Client    *client.Client
 	Informers *client.SharedInformers
-	NetNS     NetNS
-	Logger    *slog.Logger
+	// Services and EndpointSlices are the informers the proxy follows,
+	// registered on Informers before its start. Nil (a caller that only
+	// gives Informers): RunProxy takes them from Informers, and the caller
+	// must have registered them before starting it.
+	Services, EndpointSlices *client.Informer
+	NetNS                    NetNS
+	Logger                   *slog.Logger
 	// OnBackend, when set, is given the backend the proxy built (the agent
 	// reads its rules back for `skiff trace` through proxy.RuleTracer).
 	OnBackend func(mode string, backend any)

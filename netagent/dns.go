@@ -8,18 +8,17 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/dns"
 	"github.com/skiff-dev/skiff/dns/source"
 )
 
 // listenDNS binds the node DNS (UDP and TCP) on the gateway's port
 // DNSListenPort inside the node's network namespace (or on DNSListenAddr),
-// registers its informers (Services, EndpointSlices, Pods) on inf, and
+// reads the Service, EndpointSlice and Pod informers of inf, and
 // returns the function that serves it. The DNS answers from the agent's
 // own watch cache, so cluster names keep resolving while the server is
 // away; until the caches have synced it answers SERVFAIL.
-func (a *Agent) listenDNS(inf *client.SharedInformers, gw netip.Addr, podCIDR, svcCIDR netip.Prefix) (func(context.Context) error, error) {
+func (a *Agent) listenDNS(inf *agentInformers, gw netip.Addr, podCIDR, svcCIDR netip.Prefix) (func(context.Context) error, error) {
 	addr := a.cfg.DNSListenAddr
 	if addr == "" {
 		addr = net.JoinHostPort(gw.String(), strconv.Itoa(a.cfg.DNSListenPort))
@@ -54,14 +53,7 @@ func (a *Agent) listenDNS(inf *client.SharedInformers, gw netip.Addr, podCIDR, s
 	a.dnsAddr = udp.LocalAddr().String()
 	a.mu.Unlock()
 	log := a.log.With("component", "dns")
-	opts := func(name string) client.InformerOptions {
-		return client.InformerOptions{Logger: a.log.With("informer", name)}
-	}
-	src := source.New(store,
-		inf.For(a.res.services, opts("services")),
-		inf.For(a.res.slices, opts("endpointslices")),
-		inf.For(a.res.pods, opts("pods")),
-		log)
+	src := source.New(store, inf.services, inf.slices, inf.pods, log)
 	return func(ctx context.Context) error {
 		var wg sync.WaitGroup
 		wg.Go(func() {

@@ -35,8 +35,8 @@
 //   - Pod routes (Config.PodRoutes, podroutes.go): the agent watches the
 //     Nodes and keeps, in the node namespace, a route to every other
 //     node's podCIDR: via its InternalIP (host-gw, the default) or through
-//     the skiff.vxlan tunnel (vxlan); see netagent/podroutes. A test
-//     binary's agent without a node namespace keeps none.
+//     the skiff.vxlan tunnel (vxlan); see netagent/podroutes. Mode none
+//     keeps none (an agent under test without a node namespace sets it).
 //   - Egress (Config.NoEgressMasquerade, proxyrun.go): RunProxy programs
 //     package egress's masquerade of pod traffic leaving the cluster in
 //     the proxy mode's packet filter, at start and every minute.
@@ -50,13 +50,25 @@
 // # Pods
 //
 //   - Only pods with spec.nodeName=<node> are watched (field selector).
-//     Each pod UID gets one worker goroutine; a pod recreated under the
-//     same name is another pod. Workers are woken by pod changes, probe
-//     results, container state changes (a relist of the runtime every
-//     second, as the kubelet's PLEG) and timers, and re-check their pod at
-//     least every ResyncPeriod. Each sync runs on a goroutine of its own
-//     that the worker waits for, so the long-lived worker goroutine keeps
-//     a small stack (syncOnOwnStack); a pod's syncs stay serial.
+//     Each pod UID gets one worker goroutine (started by the pod manager's
+//     run, pods.go); a pod recreated under the same name is another pod.
+//     Workers are woken by pod changes, probe results, container state
+//     changes (a relist of the runtime every second, as the kubelet's
+//     PLEG) and timers, and re-check their pod at least every
+//     ResyncPeriod. Each sync runs on a goroutine of its own that the
+//     worker waits for, so the long-lived worker goroutine keeps a small
+//     stack (syncOnOwnStack); a pod's syncs stay serial.
+//   - A sync observes, plans, then applies (worker.go): it reads each
+//     container's instance from the runtime and its probe results; the
+//     pure computePodActions (podactions.go, the kubelet's shape) turns
+//     the pod, what the worker holds and what it observed into a plan
+//     (kill the pod? create the sandbox? per container: start, restart,
+//     kill for a failed probe, back off, look again, with reasons; the
+//     pod's final phase); the worker applies it (containers.go, probes.go;
+//     termination.go for a pod being deleted) and reports the status it
+//     builds (podstatus.go). Whatever would block the loop (a probe
+//     kill's stop) runs on a goroutine the manager's WaitGroup tracks;
+//     back-offs, waits and retries are the loop's timer, never sleeps.
 //   - Sandbox: PodNetwork.AddPod gives the pod a netns and an IP; then
 //     <data-dir>/pods/<uid>/resolv.conf (ClusterFirst: nameserver = the
 //     gateway, search <ns>.svc.<d> svc.<d> <d>, options ndots:5; Default:
@@ -106,7 +118,12 @@
 //     network torn down, then the containers and the pod's directory are
 //     removed; the final status is written; and the pod is deleted with
 //     gracePeriodSeconds=0 and a UID precondition (once it has left the
-//     API, nothing of it is left on the node).
+//     API, nothing of it is left on the node). The termination delay and
+//     the retries of the steps after the stop are the worker loop's timer,
+//     not waits inside a sync (the network teardown is tried up to five
+//     times, the final status and the DELETE with back-off until they
+//     land); an agent shutdown leaves what is left to the next agent (the
+//     containers' stop itself, once begun, completes).
 //   - A pod removed from the API without the agent (a force deletion) is
 //     stopped the same way with at least 2s of grace, without API writes.
 //   - Stopping the agent stops no pod.
@@ -161,5 +178,15 @@
 //     (Kubernetes' default when unset: Always for :latest or no tag), with
 //     the kubelet's events and waiting reasons.
 //   - The service proxy is a hook (Deps.Proxy): it gets the agent's shared
-//     informers and the node's netns.
+//     informers (its Service and EndpointSlice ones in ProxyParams) and
+//     the node's netns.
+//
+// # Informers
+//
+//   - The agent's features (pod workers, node DNS, pod routes, proxy,
+//     trace) share one client.SharedInformers. Every informer they read
+//     is registered in one place (registerInformers, informers.go) before
+//     the one Start, and handed to them: none registers its own, so none
+//     depends on another having registered the same informer first (an
+//     informer first asked for after Start would never run).
 package netagent

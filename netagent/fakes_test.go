@@ -255,6 +255,8 @@ type fakeNet struct {
 	ips  map[string]netip.Addr // pod UID -> IP
 	used map[netip.Addr]bool
 	fail int
+	// delFail: fail this many DelPod calls.
+	delFail int
 }
 
 func newFakeNet(log *callLog) *fakeNet {
@@ -292,6 +294,11 @@ func (n *fakeNet) AddPod(ctx context.Context, uid, ns, name string, ports []cni.
 func (n *fakeNet) DelPod(ctx context.Context, uid string) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.delFail > 0 {
+		n.delFail--
+		n.log.add("delpod-failed %s", uid)
+		return errors.New("plugin bridge failed")
+	}
 	if ip, ok := n.ips[uid]; ok {
 		delete(n.used, ip)
 		delete(n.ips, uid)

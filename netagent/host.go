@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"net"
-	"net/netip"
 	"os"
 	goruntime "runtime"
 	"strconv"
@@ -23,32 +21,6 @@ func defaultNodeName() (string, error) {
 		return "", fmt.Errorf("netagent: node name: %w", err)
 	}
 	return strings.ToLower(h), nil
-}
-
-// firstGlobalIPv4 is the first global unicast IPv4 address of an up,
-// non-loopback interface.
-func firstGlobalIPv4() (netip.Addr, bool) {
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return netip.Addr{}, false
-	}
-	for _, ifc := range ifs {
-		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
-			continue
-		}
-		addrs, err := ifc.Addrs()
-		if err != nil {
-			continue
-		}
-		for _, a := range addrs {
-			if pn, ok := a.(*net.IPNet); ok {
-				if ip, ok := netip.AddrFromSlice(pn.IP); ok && ip.Unmap().Is4() && ip.IsGlobalUnicast() {
-					return ip.Unmap(), true
-				}
-			}
-		}
-	}
-	return netip.Addr{}, false
 }
 
 // hostInfo is what the Node reports about the machine.

@@ -104,7 +104,7 @@ func TestImagePulls(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.ctx, h.cancel = context.WithCancel(context.Background())
-		h.m = newPodManager(h.ctx, h.cfg, rt, h.net, nil, fakeAPIClient{h.api}, h.api, h.rec, fakeGateway)
+		h.m = newPodManager(h.cfg, rt, h.net, nil, fakeAPIClient{h.api}, h.api, h.rec, fakeGateway)
 		h.api.notify = func(obj api.Object, deleted bool) {
 			if deleted {
 				h.m.onPodDelete(obj)
@@ -113,6 +113,7 @@ func TestImagePulls(t *testing.T) {
 			}
 		}
 		h.m.start(h.ctx, nil)
+		h.m.wg.Go(func() { h.m.run(h.ctx) })
 		h.m.wg.Go(func() { h.m.relist(h.ctx) })
 		h.m.wg.Go(func() { h.m.status.run(h.ctx, 2) })
 		defer h.stop()

@@ -66,6 +66,10 @@ func (r *runningAgent) stop(t *testing.T) {
 
 func startAgent(t *testing.T, s *server.Server, cfg netagent.Config, deps netagent.Deps) *runningAgent {
 	t.Helper()
+	if deps.NodeNetNS == nil && cfg.PodRoutes != netagent.PodRoutesNone {
+		// Its pod routes would go into the machine's own namespace.
+		t.Fatalf("an agent under test without Deps.NodeNetNS must have PodRoutes %q", netagent.PodRoutesNone)
+	}
 	a, err := netagent.New(cfg, deps)
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +134,7 @@ func TestAgentAgainstServer(t *testing.T) {
 		Server: s.URL(), CAPEM: s.Bundle().CACertPEM, Token: s.Bundle().NodeToken,
 		NodeName: "node-a", NodeIPs: []netip.Addr{netip.MustParseAddr("192.0.2.10")},
 		DataDir: dataDir, Runtime: "fake", DNSListenAddr: "127.0.0.1:0", DNSUpstreams: []string{},
+		PodRoutes:          netagent.PodRoutesNone, // no node netns: no routes in the machine's namespace
 		LeaseRenewInterval: 500 * time.Millisecond, RelistPeriod: 100 * time.Millisecond,
 	}
 	deps := netagent.Deps{Runtime: rt, NewPodNetwork: newNet}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -125,8 +126,8 @@ type listener struct {
 }
 
 // serveHTTP listens on addr (in the agent's own netns) and serves h until
-// ctx ends.
-func serveHTTP(ctx context.Context, log *slog.Logger, what, flag, addr string, h http.Handler) (*listener, error) {
+// ctx ends, on goroutines of wg.
+func serveHTTP(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, what, flag, addr string, h http.Handler) (*listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("netagent: %s: listen %s: %w (another agent on this machine? give each agent its own %s, or \"\" to turn it off)", what, addr, err, flag)
@@ -136,26 +137,32 @@ func serveHTTP(ctx context.Context, log *slog.Logger, what, flag, addr string, h
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}}
-	go func() {
-		if err := l.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error(what+" stopped", "err", err)
-		}
-	}()
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		if err := l.srv.Shutdown(sctx); err != nil {
-			l.srv.Close()
-		}
-	}()
+	serveUntilDone(ctx, wg, log, what, l.srv, ln)
 	log.Info(what+" listening", "addr", ln.Addr().String())
 	return l, nil
 }
 
+// serveUntilDone serves srv on ln on a goroutine of wg, and shuts it down
+// (2s for the requests in flight) once ctx ends.
+func serveUntilDone(ctx context.Context, wg *sync.WaitGroup, log *slog.Logger, what string, srv *http.Server, ln net.Listener) {
+	wg.Go(func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error(what+" stopped", "err", err)
+		}
+	})
+	wg.Go(func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			srv.Close()
+		}
+	})
+}
+
 // startListeners starts the metrics and healthz listeners the config asks
 // for.
-func (a *Agent) startListeners(ctx context.Context) error {
+func (a *Agent) startListeners(ctx context.Context, wg *sync.WaitGroup) error {
 	if addr := a.cfg.MetricsListen; addr != "" {
 		if a.metrics.gather == nil {
 			return errors.New("netagent: metrics: Config.Registerer is no prometheus.Gatherer; it cannot be served")
@@ -168,7 +175,7 @@ func (a *Agent) startListeners(ctx context.Context) error {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			_, _ = fmt.Fprint(w, a.proxyMode())
 		})
-		l, err := serveHTTP(ctx, a.log, "metrics", "--metrics-bind-address", addr, mux)
+		l, err := serveHTTP(ctx, wg, a.log, "metrics", "--metrics-bind-address", addr, mux)
 		if err != nil {
 			return err
 		}
@@ -184,7 +191,7 @@ func (a *Agent) startListeners(ctx context.Context) error {
 		mux := http.NewServeMux()
 		mux.HandleFunc("GET /healthz", a.metrics.serveHealthz)
 		mux.HandleFunc("GET /livez", a.metrics.serveHealthz)
-		l, err := serveHTTP(ctx, a.log, "proxy healthz", "--healthz-bind-address", addr, mux)
+		l, err := serveHTTP(ctx, wg, a.log, "proxy healthz", "--healthz-bind-address", addr, mux)
 		if err != nil {
 			return err
 		}

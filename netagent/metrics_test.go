@@ -106,6 +106,7 @@ func TestAgentMetricsListeners(t *testing.T) {
 		Server: s.URL(), CAPEM: s.Bundle().CACertPEM, Token: s.Bundle().NodeToken,
 		NodeName: "node-m", NodeIPs: []netip.Addr{netip.MustParseAddr("192.0.2.10")},
 		DataDir: t.TempDir(), Runtime: "fake", DNSListenAddr: "127.0.0.1:0", DNSUpstreams: []string{},
+		PodRoutes:     netagent.PodRoutesNone, // no node netns: no routes in the machine's namespace
 		MetricsListen: "127.0.0.1:0", HealthzListen: "127.0.0.1:0", ProxyMode: "nftables",
 	}
 	deps := netagent.Deps{Runtime: netagent.NewFakeRuntime(log), NewPodNetwork: netagent.NewFakeNetwork(log, nil), Proxy: proxyFn}
@@ -163,6 +164,7 @@ func TestAgentMetricsOff(t *testing.T) {
 		Server: s.URL(), CAPEM: s.Bundle().CACertPEM, Token: s.Bundle().NodeToken,
 		NodeIPs: []netip.Addr{netip.MustParseAddr("192.0.2.10")},
 		Runtime: "fake", DNSListenAddr: "127.0.0.1:0", DNSUpstreams: []string{},
+		PodRoutes: netagent.PodRoutesNone, // no node netns: no routes in the machine's namespace
 	}
 	cfg := base
 	cfg.NodeName, cfg.DataDir = "node-off", t.TempDir()

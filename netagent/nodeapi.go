@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
@@ -149,7 +150,7 @@ type nodeAPI struct {
 // startNodeAPI listens on Config.NodeAPIListen (in the agent's own
 // netns) and serves until ctx ends. A nil result (and nil error) means
 // the node API is off.
-func (a *Agent) startNodeAPI(ctx context.Context) (*nodeAPI, error) {
+func (a *Agent) startNodeAPI(ctx context.Context, wg *sync.WaitGroup) (*nodeAPI, error) {
 	if a.cfg.NodeAPIListen == "" {
 		return nil, nil
 	}
@@ -203,19 +204,7 @@ func (a *Agent) startNodeAPI(ctx context.Context) (*nodeAPI, error) {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelDebug),
 	}
-	go func() {
-		if err := n.srv.Serve(tls.NewListener(ln, tlsCfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			a.log.Error("node API stopped", "err", err)
-		}
-	}()
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		if err := n.srv.Shutdown(sctx); err != nil {
-			n.srv.Close()
-		}
-	}()
+	serveUntilDone(ctx, wg, a.log, "node API", n.srv, tls.NewListener(ln, tlsCfg))
 	a.log.Info("node API listening", "addr", ln.Addr().String(), "url", u)
 	return n, nil
 }

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
-	"testing"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/netagent/nodeip"
 	"github.com/skiff-dev/skiff/netagent/podroutes"
 )
 
@@ -31,32 +31,17 @@ func (a *Agent) podMTU() int {
 	return 0
 }
 
-// firstIPv4 is the node's first IPv4 address (the vxlan tunnel's local
-// end).
-func firstIPv4(ips []netip.Addr) (netip.Addr, bool) {
-	for _, ip := range ips {
-		if ip.Is4() {
-			return ip, true
-		}
-	}
-	return netip.Addr{}, false
-}
-
 // startPodRoutes keeps, in the node's namespace, a route to every other
 // node's podCIDR via its InternalIP, or through the vxlan device in mode
-// vxlan (netagent/podroutes), following a Node
-// informer registered on inf before its Start. Mode none does nothing; so
-// does a test binary's agent without a node namespace (it must not route
-// in the test machine's own namespace).
-func (a *Agent) startPodRoutes(ctx context.Context, wg *sync.WaitGroup, inf *client.SharedInformers, podCIDR netip.Prefix) error {
+// vxlan (netagent/podroutes), following the Node
+// informer nodes (nil in mode none). Mode none does nothing (an
+// agent under test without a node namespace is given it, so that it never
+// routes in the machine's own namespace).
+func (a *Agent) startPodRoutes(ctx context.Context, wg *sync.WaitGroup, nodes *client.Informer, podCIDR netip.Prefix) error {
 	if a.cfg.PodRoutes == PodRoutesNone { // Config.defaults checked the mode
 		return nil
 	}
 	log := a.log.With("component", "podroutes")
-	if a.deps.NodeNetNS == nil && testing.Testing() {
-		log.Warn("pod routes not kept: a test agent without a node namespace")
-		return nil
-	}
 	var h *netlink.Handle
 	if err := a.deps.NodeNetNS.do(func() error {
 		var err error
@@ -68,7 +53,7 @@ func (a *Agent) startPodRoutes(ctx context.Context, wg *sync.WaitGroup, inf *cli
 	}
 	rec := podroutes.NewReconciler(h, log)
 	if a.cfg.PodRoutes == PodRoutesVXLAN {
-		ip, ok := firstIPv4(a.cfg.NodeIPs)
+		ip, ok := nodeip.FirstIPv4(a.cfg.NodeIPs) // the tunnel's local end
 		if !ok {
 			h.Close()
 			return fmt.Errorf("netagent: pod routes vxlan: the node has no IPv4 address (--node-ip)")
@@ -79,7 +64,6 @@ func (a *Agent) startPodRoutes(ctx context.Context, wg *sync.WaitGroup, inf *cli
 			return fmt.Errorf("netagent: %w", err)
 		}
 	}
-	nodes := inf.For(a.res.nodes, client.InformerOptions{Logger: a.log.With("informer", "nodes")})
 	changed := make(chan struct{}, 1)
 	kick := func() {
 		select {

@@ -43,8 +43,8 @@ type podManager struct {
 	hostRC  resolvConf
 	podsDir string
 
-	ctx context.Context
-	wg  sync.WaitGroup // workers and probe goroutines
+	// wg tracks run, the workers, their probes and the stops they start.
+	wg sync.WaitGroup
 	// firstAdd serialises the agent's first AddPod (see ensureSandbox).
 	firstAdd sync.Once
 	// sandboxes bounds the pod networks being built at once, so a burst
@@ -52,9 +52,14 @@ type podManager struct {
 	// every pod's network first.
 	sandboxes chan struct{}
 
+	// spawn (capacity 1) tells run that pending has workers to start.
+	spawn chan struct{}
+
 	// mu protects everything below.
 	mu       sync.Mutex
 	ready    bool
+	stopped  bool         // run has returned: no worker starts any more
+	pending  []*podWorker // created by onPod, started by run
 	workers  map[string]*podWorker
 	finished map[string]bool // worker done, pod still in the cache
 	adopted  map[string][]runtime.ContainerStatus
@@ -73,8 +78,10 @@ func (m *podManager) event(obj api.Object, typ, reason, format string, args ...a
 	}
 }
 
-func (m *podManager) removeContainer(id string) {
-	if err := m.rt.Remove(context.WithoutCancel(m.ctx), id); err != nil {
+// removeContainer removes a container; the removal outlives ctx (an
+// agent shutdown does not leave it half done).
+func (m *podManager) removeContainer(ctx context.Context, id string) {
+	if err := m.rt.Remove(context.WithoutCancel(ctx), id); err != nil {
 		m.log.Debug("removing container failed", "id", id, "err", err)
 	}
 }
@@ -96,7 +103,7 @@ func (m *podManager) onPod(obj api.Object) {
 	}
 	uid := string(pod.UID)
 	m.mu.Lock()
-	if !m.ready || m.finished[uid] || m.ctx.Err() != nil {
+	if !m.ready || m.finished[uid] || m.stopped {
 		m.mu.Unlock()
 		return
 	}
@@ -104,7 +111,11 @@ func (m *podManager) onPod(obj api.Object) {
 	if w == nil {
 		w = newPodWorker(m, pod)
 		m.workers[uid] = w
-		m.wg.Go(func() { w.run(m.ctx) })
+		m.pending = append(m.pending, w)
+		select {
+		case m.spawn <- struct{}{}:
+		default:
+		}
 	}
 	m.mu.Unlock()
 	w.setPod(pod)
@@ -123,14 +134,41 @@ func (m *podManager) onPodDelete(obj api.Object) {
 	}
 }
 
-// workerDone unregisters a worker. A finished pod still in the cache
-// (its deletion not yet seen) must not get a new worker.
-func (m *podManager) workerDone(w *podWorker) {
+// run starts the workers onPod creates, each running with ctx, until ctx
+// ends; then no worker starts any more (the running ones end with ctx).
+func (m *podManager) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			m.mu.Lock()
+			m.stopped = true
+			for _, w := range m.pending {
+				delete(m.workers, w.uid)
+			}
+			m.pending = nil
+			m.mu.Unlock()
+			return
+		case <-m.spawn:
+		}
+		m.mu.Lock()
+		pending := m.pending
+		m.pending = nil
+		m.mu.Unlock()
+		for _, w := range pending {
+			m.wg.Go(func() { w.run(ctx) })
+		}
+	}
+}
+
+// workerDone unregisters a worker; finished: its pod was terminated (not
+// an agent shutdown). A finished pod still in the cache (its deletion not
+// yet seen) must not get a new worker.
+func (m *podManager) workerDone(w *podWorker, finished bool) {
 	pod, _ := w.snapshot()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.workers, w.uid)
-	if m.ctx.Err() != nil {
+	if !finished {
 		return
 	}
 	if obj, ok := m.pods.Get(pod.Namespace, pod.Name); ok && string(obj.GetObjectMeta().UID) == w.uid {
@@ -138,8 +176,9 @@ func (m *podManager) workerDone(w *podWorker) {
 	}
 }
 
-// start adopts and cleans up after an earlier agent, then starts a worker
-// for every pod in the (synced) cache. list is the cache's content.
+// start adopts and cleans up after an earlier agent, then creates a
+// worker for every pod in the (synced) cache, for run to start. list is
+// the cache's content.
 func (m *podManager) start(ctx context.Context, list []api.Object) {
 	live := map[string]bool{}
 	for _, o := range list {
@@ -184,7 +223,7 @@ func (m *podManager) cleanup(ctx context.Context, live map[string]bool) {
 					m.log.Warn("stopping an orphaned container failed", "id", c.ID, "err", err)
 				}
 			}
-			m.removeContainer(c.ID)
+			m.removeContainer(ctx, c.ID)
 		})
 	}
 	wg.Wait()
@@ -259,8 +298,8 @@ func (m *podManager) workerCount() int {
 	return len(m.workers)
 }
 
-// newPodManager wires a manager; start and relist run it.
-func newPodManager(ctx context.Context, cfg *Config, rt runtime.Runtime, net PodNetwork, netns NetNS, a API,
+// newPodManager wires a manager; start, run and relist run it.
+func newPodManager(cfg *Config, rt runtime.Runtime, net PodNetwork, netns NetNS, a API,
 	pods podCache, rec EventRecorder, nodeDNS netip.Addr) *podManager {
 	hostRC := resolvConf{}
 	if b, err := os.ReadFile(cfg.HostResolvConf); err == nil {
@@ -275,7 +314,7 @@ func newPodManager(ctx context.Context, cfg *Config, rt runtime.Runtime, net Pod
 		nodeDNS:   nodeDNS,
 		hostRC:    hostRC,
 		podsDir:   filepath.Join(cfg.DataDir, "pods"),
-		ctx:       ctx,
+		spawn:     make(chan struct{}, 1),
 		sandboxes: make(chan struct{}, maxParallelSandboxes),
 		workers:   map[string]*podWorker{}, finished: map[string]bool{},
 		adopted: map[string][]runtime.ContainerStatus{}, lastSeen: map[string]string{},

@@ -48,7 +48,7 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 	default:
 		return fmt.Errorf("--proxy-mode %q: want iptables, nftables or ipvs", p.Mode)
 	}
-	if p.Informers == nil {
+	if p.Informers == nil && (p.Services == nil || p.EndpointSlices == nil) {
 		return errors.New("netagent: proxy: no informers")
 	}
 	log := p.Logger
@@ -158,9 +158,16 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 		ct.Handle = h
 	}
 
+	services, slices := p.Services, p.EndpointSlices
 	res := lookupResources()
 	opts := func(name string) client.InformerOptions {
 		return client.InformerOptions{Logger: log.With("informer", name)}
+	}
+	if services == nil {
+		services = p.Informers.For(res.services, opts("services"))
+	}
+	if slices == nil {
+		slices = p.Informers.For(res.slices, opts("endpointslices"))
 	}
 	px, err := proxy.New(proxy.Config{
 		NodeName:    p.NodeName,
@@ -177,7 +184,7 @@ func RunProxy(ctx context.Context, p ProxyParams) error {
 			})
 			return ln, err
 		},
-	}, backend, p.Informers.For(res.services, opts("services")), p.Informers.For(res.slices, opts("endpointslices")), log)
+	}, backend, services, slices, log)
 	if err != nil {
 		return fmt.Errorf("netagent: proxy: %w", err)
 	}

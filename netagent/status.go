@@ -126,28 +126,6 @@ func (m *statusManager) run(ctx context.Context, workers int) {
 	wg.Wait()
 }
 
-// flush writes pod uid's status now, retrying until it lands, the pod is
-// gone or ctx ends.
-func (m *statusManager) flush(ctx context.Context, uid string) error {
-	delay := statusBackoffBase
-	for {
-		err := m.sync(ctx, uid)
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		m.log.Debug("pod status flush failed, retrying", "uid", uid, "err", err)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, statusBackoffMax)
-	}
-}
-
 // sync writes uid's wanted status if the API's view differs.
 func (m *statusManager) sync(ctx context.Context, uid string) error {
 	m.mu.Lock()

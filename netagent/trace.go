@@ -17,7 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/skiff-dev/skiff/api"
-	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/netagent/proxy"
 	"github.com/skiff-dev/skiff/netagent/trace"
 )
@@ -43,16 +42,6 @@ func (a *Agent) setTracer(mode string, backend any) {
 func (a *Agent) setEgressReader(rules func(ctx context.Context) ([]string, error)) {
 	a.mu.Lock()
 	a.tracer.egress = rules
-	a.mu.Unlock()
-}
-
-// traceInformers registers the Service and EndpointSlice informers the
-// trace reads (the same shared ones the proxy and the DNS use).
-func (a *Agent) traceInformers(inf *client.SharedInformers) {
-	inf.For(a.res.services, client.InformerOptions{Logger: a.log.With("informer", "services")})
-	inf.For(a.res.slices, client.InformerOptions{Logger: a.log.With("informer", "endpointslices")})
-	a.mu.Lock()
-	a.inf = inf
 	a.mu.Unlock()
 }
 
@@ -96,8 +85,8 @@ func (a *Agent) Trace(ctx context.Context, namespace, name, rawURL string) (*api
 	if pod.Status.PodIP == "" {
 		warn(fmt.Sprintf("pod %s/%s has no IP yet: it cannot send anything", namespace, name))
 	}
-	services := typed[*api.Service](inf.For(a.res.services, client.InformerOptions{}).List())
-	slices := typed[*api.EndpointSlice](inf.For(a.res.slices, client.InformerOptions{}).List())
+	services := typed[*api.Service](inf.services.List())
+	slices := typed[*api.EndpointSlice](inf.slices.List())
 
 	// 1. DNS.
 	dst := tg.IP

@@ -58,7 +58,7 @@ func newHarness(t *testing.T, prepare func(h *harness)) *harness {
 		prepare(h)
 	}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
-	h.m = newPodManager(h.ctx, h.cfg, h.rt, h.net, nil, fakeAPIClient{h.api}, h.api, h.rec, fakeGateway)
+	h.m = newPodManager(h.cfg, h.rt, h.net, nil, fakeAPIClient{h.api}, h.api, h.rec, fakeGateway)
 	h.api.notify = func(obj api.Object, deleted bool) {
 		if deleted {
 			h.m.onPodDelete(obj)
@@ -73,6 +73,7 @@ func newHarness(t *testing.T, prepare func(h *harness)) *harness {
 	}
 	h.api.mu.Unlock()
 	h.m.start(h.ctx, list)
+	h.m.wg.Go(func() { h.m.run(h.ctx) })
 	h.m.wg.Go(func() { h.m.relist(h.ctx) })
 	h.m.wg.Go(func() { h.m.status.run(h.ctx, 2) })
 	return h
@@ -431,6 +432,55 @@ func TestServerOutageStopsNoPod(t *testing.T) {
 		h.waitFor("status after the outage", 15*time.Second, func() bool {
 			return h.containerStatus("web", "app").RestartCount == 1 && readyOf(h.api.pod("web"))
 		})
+	})
+}
+
+// TestTerminationRetriesFailedSteps: the steps of a termination after the
+// containers' stop fail and are retried by the worker's loop: a failed
+// network teardown, then the final status and the DELETE through a
+// server outage; the pod leaves the API once the server is back.
+func TestTerminationRetriesFailedSteps(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, nil)
+		defer h.stop()
+		h.api.put(testPod("web"))
+		h.waitFor("Ready", 5*time.Second, func() bool { p := h.api.pod("web"); return p != nil && readyOf(p) })
+		h.net.mu.Lock()
+		h.net.delFail = 2
+		h.net.mu.Unlock()
+		from := len(h.log.all())
+		h.api.markDeleted("web", 5)
+		h.api.outage(true)
+		time.Sleep(time.Minute)
+		if h.m.workerCount() != 1 || h.api.pod("web") == nil {
+			t.Fatalf("during the outage: %d workers, pod in the API %v", h.m.workerCount(), h.api.pod("web") != nil)
+		}
+		if h.net.has("uid-web") {
+			t.Fatal("the pod network is still there after the retries")
+		}
+		calls := h.log.all()[from:]
+		failed := 0
+		for _, c := range calls {
+			if strings.Contains(c, "delpod-failed uid-web") {
+				failed++
+			}
+		}
+		if failed != 2 || h.log.find("delpod uid-web", from) < 0 {
+			t.Fatalf("network teardown: %d failures, want 2, then a teardown:\n%s", failed, strings.Join(calls, "\n"))
+		}
+		if len(h.rt.running("web")) != 0 {
+			t.Fatal("a container still runs")
+		}
+		h.api.outage(false)
+		// The retries back off to 10s; a conflict with the status
+		// manager's own write of the same status may cost one more.
+		h.waitFor("pod gone from the API", 25*time.Second, func() bool { return h.api.pod("web") == nil })
+		h.waitFor("worker gone", time.Second, func() bool { return h.m.workerCount() == 0 })
+		final := h.log.find("status web phase=Failed ready=false", from) // SIGTERM: exit 143
+		gone := h.log.find("delete web grace=0 uid=true", from)
+		if final < 0 || gone < 0 || final > gone {
+			t.Fatalf("final status %d, delete %d:\n%s", final, gone, strings.Join(h.log.all()[from:], "\n"))
+		}
 	})
 }
 

@@ -2,7 +2,8 @@
 // that run a pod's containers: the Runtime interface, the Sandbox a pod
 // gives its containers and the ContainerStatus a runtime reports. The
 // implementations live in runtime/process (child processes in the pod's
-// network namespace) and runtime/containerd.
+// network namespace) and runtime/containerd; runtime/logtail is the
+// Logs(follow) loop both use.
 //
 // # Invariants
 //

@@ -25,6 +25,7 @@ import (
 
 	"github.com/skiff-dev/skiff/netagent/runtime"
 	"github.com/skiff-dev/skiff/netagent/runtime/containerd/logdriver"
+	"github.com/skiff-dev/skiff/netagent/runtime/logtail"
 )
 
 // Defaults.
@@ -512,7 +513,8 @@ func (r *Runtime) Remove(ctx context.Context, id string) error {
 
 // Logs copies the container's log file (stdout and stderr as written) to
 // w; with follow it keeps copying what is appended until the container has
-// exited (or was removed) and its output is drained, or ctx is done (nil).
+// exited (or was removed) and its output is drained, or ctx is done (nil);
+// see runtime/logtail.
 func (r *Runtime) Logs(ctx context.Context, id string, follow bool, w io.Writer) error {
 	st, err := r.Status(ctx, id)
 	if err != nil {
@@ -523,48 +525,28 @@ func (r *Runtime) Logs(ctx context.Context, id string, follow bool, w io.Writer)
 		return fmt.Errorf("runtime/containerd: logs of %s: %w", id, err)
 	}
 	defer f.Close()
-	if _, err := io.Copy(w, f); err != nil {
-		return fmt.Errorf("runtime/containerd: logs of %s: %w", id, err)
-	}
-	if !follow {
-		return nil
-	}
-	tick := time.NewTicker(r.cfg.LogPollInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
+	var stateErr error // returned as it is; copy errors are wrapped
+	phase := func(ctx context.Context) (logtail.Phase, error) {
 		st, err := r.Status(ctx, id)
-		if errors.Is(err, runtime.ErrNotFound) {
+		switch {
+		case errors.Is(err, runtime.ErrNotFound):
 			// Exited and already removed (the agent removes a deleted
 			// pod's containers at once): its last lines are still in
 			// the open file.
-			if _, err := io.Copy(w, f); err != nil {
-				return fmt.Errorf("runtime/containerd: logs of %s: %w", id, err)
-			}
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(w, f); err != nil {
-			return fmt.Errorf("runtime/containerd: logs of %s: %w", id, err)
-		}
-		if st.State != runtime.StateRunning && st.State != runtime.StateCreated {
+			return logtail.Done, nil
+		case err != nil:
+			stateErr = err
+			return 0, err
+		case st.State != runtime.StateRunning && st.State != runtime.StateCreated:
 			// The shim may still be writing what the process wrote just
-			// before it exited: give it one more interval.
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-tick.C:
-			}
-			if _, err := io.Copy(w, f); err != nil {
-				return fmt.Errorf("runtime/containerd: logs of %s: %w", id, err)
-			}
-			return nil
+			// before it exited.
+			return logtail.Draining, nil
 		}
+		return logtail.Writing, nil
 	}
+	err = logtail.Copy(ctx, w, f, logtail.Options{Follow: follow, Interval: r.cfg.LogPollInterval, Phase: phase})
+	if err != nil && err != stateErr {
+		return fmt.Errorf("runtime/containerd: logs of %s: %w", id, err)
+	}
+	return err
 }

@@ -5,15 +5,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/skiff-dev/skiff/netagent/runtime"
+	"github.com/skiff-dev/skiff/netagent/runtime/logtail"
 )
 
 // Logs copies the container's log file (stdout and stderr, as written) to
 // w. With follow it keeps copying what is appended, polling every
 // Config.LogPollInterval, until the container has exited and its output is
-// drained (nil) or ctx is done (nil: the reader went away).
+// drained (nil) or ctx is done (nil: the reader went away); see
+// runtime/logtail.
 func (r *Runtime) Logs(ctx context.Context, id string, follow bool, w io.Writer) error {
 	_, st, err := r.lookup(id)
 	if err != nil {
@@ -24,31 +25,23 @@ func (r *Runtime) Logs(ctx context.Context, id string, follow bool, w io.Writer)
 		return fmt.Errorf("runtime/process: logs of %s: %w", id, err)
 	}
 	defer f.Close()
-	if _, err := io.Copy(w, f); err != nil {
-		return fmt.Errorf("runtime/process: logs of %s: %w", id, err)
-	}
-	if !follow {
-		return nil
-	}
-	tick := time.NewTicker(r.cfg.LogPollInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-		// Look at the state before copying: what an exited process wrote
-		// is all in the file by then.
+	// The process writes its log file itself: once it is seen exited,
+	// all it wrote is in the file.
+	var stateErr error // returned as it is; copy errors are wrapped
+	phase := func(context.Context) (logtail.Phase, error) {
 		_, st, err := r.lookup(id)
 		if err != nil {
-			return err
-		}
-		if _, err := io.Copy(w, f); err != nil {
-			return fmt.Errorf("runtime/process: logs of %s: %w", id, err)
+			stateErr = err
+			return 0, err
 		}
 		if st.State != runtime.StateRunning {
-			return nil
+			return logtail.Done, nil
 		}
+		return logtail.Writing, nil
 	}
+	err = logtail.Copy(ctx, w, f, logtail.Options{Follow: follow, Interval: r.cfg.LogPollInterval, Phase: phase})
+	if err != nil && err != stateErr {
+		return fmt.Errorf("runtime/process: logs of %s: %w", id, err)
+	}
+	return err
 }
