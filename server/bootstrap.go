@@ -3,12 +3,12 @@ package server
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/netip"
 	"strconv"
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
+	"github.com/skiff-dev/skiff/netagent/nodeip"
 )
 
 // Built-in names.
@@ -106,27 +106,7 @@ func (s *Server) advertiseAddr() (netip.Addr, bool) {
 	if a, err := netip.ParseAddr(s.parsed.ListenHost); err == nil && !a.IsUnspecified() {
 		return a, !a.IsLoopback()
 	}
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return netip.Addr{}, false
-	}
-	for _, ifc := range ifs {
-		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
-			continue
-		}
-		addrs, err := ifc.Addrs()
-		if err != nil {
-			continue
-		}
-		for _, a := range addrs {
-			if pn, ok := a.(*net.IPNet); ok {
-				if ip, ok := netip.AddrFromSlice(pn.IP); ok && ip.Unmap().Is4() && ip.IsGlobalUnicast() {
-					return ip.Unmap(), true
-				}
-			}
-		}
-	}
-	return netip.Addr{}, false
+	return nodeip.FirstGlobalIPv4()
 }
 
 func addressType(a netip.Addr) string {
