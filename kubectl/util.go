@@ -25,15 +25,6 @@ func decodeMap(data []byte) (map[string]any, error) {
 	return m, nil
 }
 
-// decodeAny decodes any JSON value keeping numbers exact.
-func decodeAny(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	err := dec.Decode(&v)
-	return v, err
-}
-
 // sortedKeys returns m's keys in order.
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 

@@ -54,9 +54,8 @@ type fakeContainer struct {
 	spec runtime.ContainerSpec
 	sb   runtime.Sandbox
 	// ignoreTerm: SIGTERM does nothing, only SIGKILL (after the grace)
-	// ends it; termDelay: how long it takes to exit on SIGTERM.
+	// ends it.
 	ignoreTerm bool
-	termDelay  time.Duration
 }
 
 // fakeRuntime is a stateful in-memory runtime.Runtime. Exec answers probe

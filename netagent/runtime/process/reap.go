@@ -87,9 +87,9 @@ func newEpollSet() (*epollSet, error) {
 // holds none; then it closes s.
 func (r *reaper) loop(s *epollSet) {
 	events := make([]unix.EpollEvent, 16)
-	rc, err := s.file.SyscallConn()
-	if err == nil {
-		err = rc.Read(func(uintptr) bool {
+	// A failure of SyscallConn or Read leaves r.set == s: handled below.
+	if rc, err := s.file.SyscallConn(); err == nil {
+		_ = rc.Read(func(uintptr) bool {
 			for {
 				n, err := unix.EpollWait(s.fd, events, 0)
 				if errors.Is(err, unix.EINTR) {
