@@ -2,8 +2,9 @@
 // machine it runs on: the same pods' network set up by the same CNI plugins
 // and their workload processes started, with no API server, agent,
 // scheduler or probe worker in between. A benchmark that reports the
-// agent's creation-to-Ready latency runs this in the same run and reports
-// the ratio, so that a figure measured on one machine can be compared with
+// agent's creation-to-Ready latency (netagent's BenchmarkPodsReady100), or
+// an apply's first response (test/e2e's BenchmarkApplyToFirstResponse and
+// its containerd twin), runs this in the same run and reports the ratio, so that a figure measured on one machine can be compared with
 // one measured on another whose process creation is several times slower
 // (docs/performance.md, "Floors and ratios").
 //
