@@ -7,7 +7,6 @@ import (
 	"math"
 	"net/netip"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -32,18 +31,7 @@ import (
 // namespaces), the CNI plugins and iptables.
 func requireNode(t testing.TB) {
 	t.Helper()
-	netnstest.RequireRoot(t)
-	for _, p := range []string{"bridge", "host-local", "portmap", "loopback"} {
-		found := false
-		for _, d := range cni.DefaultPluginDirs() {
-			if _, err := os.Stat(filepath.Join(d, p)); err == nil {
-				found = true
-			}
-		}
-		if !found {
-			t.Skipf("needs the CNI plugin %q in %v (Debian: containernetworking-plugins)", p, cni.DefaultPluginDirs())
-		}
-	}
+	netnstest.RequireCNIPlugins(t)
 	for _, b := range []string{"iptables", "iptables-save"} {
 		if _, err := exec.LookPath(b); err != nil {
 			t.Skipf("needs %s (Debian: iptables)", b)

@@ -2,8 +2,9 @@
 // machine it runs on: the same pods' network set up by the same CNI plugins
 // and their workload processes started, with no API server, agent,
 // scheduler or probe worker in between. A benchmark that reports the
-// agent's creation-to-Ready latency runs this in the same run and reports
-// the ratio, so that a figure measured on one machine can be compared with
+// agent's creation-to-Ready latency (netagent's BenchmarkPodsReady100), or
+// an apply's first response (test/e2e's BenchmarkApplyToFirstResponse and
+// its containerd twin), runs this in the same run and reports the ratio, so that a figure measured on one machine can be compared with
 // one measured on another whose process creation is several times slower
 // (docs/performance.md, "Floors and ratios").
 //
@@ -19,7 +20,11 @@
 // Each pod's latency counts from the moment all pods were requested, as the
 // agent's benchmark counts from each pod's create.
 //
-// Close kills the workloads (by PID) and deletes the pods' networks.
+// Options.Start replaces the fork/exec for another runtime (a containerd
+// container started in the pod's namespace, say).
+//
+// Close kills the workloads (by PID) or stops them through Options.Start's
+// stop, and deletes the pods' networks.
 package benchfloor
 
 import (
@@ -57,8 +62,12 @@ type Options struct {
 	// an HTTP GET of Path (default "/healthz", netexec's readiness path) on
 	// Port with 200.
 	Command []string
-	Port    int
-	Path    string
+	// Start, when set, starts pod i's workload instead of Command (a
+	// container runtime's start, say), in the network namespace at
+	// netnsPath; the stop it returns is called by Close.
+	Start func(ctx context.Context, i int, netnsPath string) (stop func() error, err error)
+	Port  int
+	Path  string
 	// PodCIDR and ServiceCIDR are the node's (defaults 10.244.0.0/24 and
 	// 10.96.0.0/16).
 	PodCIDR, ServiceCIDR netip.Prefix
@@ -71,6 +80,8 @@ type Result struct {
 	// Ready holds each pod's time from the start of the run to its first
 	// 200, sorted.
 	Ready []time.Duration
+	// ByPod holds the same times in the pods' order: ByPod[i] is pod i's.
+	ByPod []time.Duration
 	// All is the time until the last pod answered.
 	All time.Duration
 }
@@ -91,14 +102,15 @@ type Floor struct {
 	net   *cni.Network
 	mu    sync.Mutex
 	procs []*exec.Cmd
+	stops []func() error
 	uids  []string
 }
 
 // Run starts opts.Pods pods and waits until every one answers. The
 // returned Floor must be closed, also when err is not nil.
 func Run(ctx context.Context, opts Options) (*Floor, Result, error) {
-	if opts.Pods <= 0 || len(opts.Command) == 0 || opts.Port == 0 || opts.NodeNetNS == "" || opts.DataDir == "" {
-		return &Floor{}, Result{}, errors.New("benchfloor: NodeNetNS, DataDir, Pods, Command and Port are required")
+	if opts.Pods <= 0 || (len(opts.Command) == 0 && opts.Start == nil) || opts.Port == 0 || opts.NodeNetNS == "" || opts.DataDir == "" {
+		return &Floor{}, Result{}, errors.New("benchfloor: NodeNetNS, DataDir, Pods, Command (or Start) and Port are required")
 	}
 	if !opts.PodCIDR.IsValid() {
 		opts.PodCIDR = netip.MustParsePrefix("10.244.0.0/24")
@@ -134,7 +146,7 @@ func Run(ctx context.Context, opts Options) (*Floor, Result, error) {
 		})
 	}
 	wg.Wait()
-	res := Result{All: time.Since(start), Ready: ready}
+	res := Result{All: time.Since(start), Ready: slices.Clone(ready), ByPod: ready}
 	slices.Sort(res.Ready)
 	return f, res, errors.Join(errs...)
 }
@@ -154,16 +166,9 @@ func (f *Floor) pod(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(f.opts.Command[0], f.opts.Command[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	// The child is forked from this locked thread, inside the pod's
-	// namespace: it starts there, as the runtime's container does.
-	if err := netns.Do(pn.NetNSPath, cmd.Start); err != nil {
+	if err := f.start(ctx, i, pn.NetNSPath); err != nil {
 		return fmt.Errorf("benchfloor: start %s: %w", uid, err)
 	}
-	f.mu.Lock()
-	f.procs = append(f.procs, cmd)
-	f.mu.Unlock()
 	addr := netip.AddrPortFrom(pn.IP, uint16(f.opts.Port)).String()
 	for {
 		if ok := f.get(addr); ok {
@@ -175,6 +180,31 @@ func (f *Floor) pod(ctx context.Context, i int) error {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// start starts pod i's workload in the namespace at path: Options.Start,
+// or Command forked from a thread inside it.
+func (f *Floor) start(ctx context.Context, i int, path string) error {
+	if f.opts.Start != nil {
+		stop, err := f.opts.Start(ctx, i, path)
+		if stop != nil {
+			f.mu.Lock()
+			f.stops = append(f.stops, stop)
+			f.mu.Unlock()
+		}
+		return err
+	}
+	cmd := exec.Command(f.opts.Command[0], f.opts.Command[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// The child is forked from this locked thread, inside the pod's
+	// namespace: it starts there, as the runtime's container does.
+	if err := netns.Do(path, cmd.Start); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.procs = append(f.procs, cmd)
+	f.mu.Unlock()
+	return nil
 }
 
 // get sends one GET of the path to addr from the node namespace and reports a 200.
@@ -211,20 +241,25 @@ func dialHere(addr string) (net.Conn, error) {
 	return net.DialTimeout("tcp", addr, 200*time.Millisecond)
 }
 
-// Close kills the workloads and removes the pods' networks.
+// Close kills the workloads (or calls the stops Options.Start returned) and removes the pods' networks.
 func (f *Floor) Close() error {
 	if f.net == nil {
 		return nil
 	}
 	f.mu.Lock()
-	procs, uids := f.procs, f.uids
-	f.procs, f.uids = nil, nil
+	procs, stops, uids := f.procs, f.stops, f.uids
+	f.procs, f.stops, f.uids = nil, nil, nil
 	f.mu.Unlock()
 	for _, p := range procs {
 		_ = p.Process.Kill()
 		_ = p.Wait()
 	}
 	var errs []error
+	for _, stop := range stops {
+		if err := stop(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, uid := range uids {

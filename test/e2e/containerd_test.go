@@ -156,16 +156,79 @@ func newContainerdCluster(t testing.TB, mode string) *cluster {
 			}
 		}
 	}
+	importExampleImage(t, rt, bin)
+	return c
+}
+
+// importExampleImage imports exampleImage, the static skiff bin at /skiff,
+// into rt's containerd.
+func importExampleImage(t testing.TB, rt *containerd.Runtime, bin string) {
+	t.Helper()
 	var arch bytes.Buffer
 	img := ociarchive.Image{Name: exampleImage, Files: []ociarchive.File{{Path: "/skiff", Source: bin, Mode: 0o755}},
 		Entrypoint: []string{"/skiff"}, Cmd: []string{"netexec"}, Env: []string{imagecmd.SelfPath}}
 	if _, err := ociarchive.WriteOCI(&arch, img); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.ImportImages(ctx, &arch); err != nil {
+	if _, err := rt.ImportImages(context.Background(), &arch); err != nil {
 		t.Fatalf("importing %s: %v", exampleImage, err)
 	}
-	return c
+}
+
+// containerdFloorStart starts a containerd of the floor's own (no agent:
+// StartDaemon under a short temporary dir, as the agent runs its own),
+// imports exampleImage into it and returns a benchfloor start that runs
+// the examples' container (`skiff netexec --http-port=8080
+// --udp-port=8081` from the image) in a pod's namespace through the
+// containerd runtime: the snapshot, container and task of one pod start,
+// without the agent. Cleanup stops the daemon.
+func containerdFloorStart(b *testing.B, bin, logger string) func(ctx context.Context, i int, netnsPath string) (func() error, error) {
+	b.Helper()
+	dir, err := os.MkdirTemp("", "skfloor")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	d, err := containerd.StartDaemon(ctx, containerd.DaemonConfig{Dir: dir})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		b.Fatalf("floor: containerd: %v", err)
+	}
+	b.Cleanup(func() {
+		if err := d.Stop(); err != nil {
+			b.Errorf("floor: stopping containerd: %v", err)
+		}
+		mounts, _ := os.ReadFile("/proc/mounts")
+		for _, l := range strings.Split(string(mounts), "\n") {
+			if f := strings.Fields(l); len(f) > 1 && strings.HasPrefix(f[1], dir+"/") {
+				b.Errorf("floor: mount %s left under containerd's dir: unmounted", f[1])
+				_ = syscall.Unmount(f[1], syscall.MNT_DETACH)
+			}
+		}
+		_ = os.RemoveAll(dir)
+	})
+	rt, err := containerd.New(ctx, containerd.Config{Socket: d.Socket, LogRoot: b.TempDir(), LoggerBinary: logger})
+	if err != nil {
+		b.Fatalf("floor: %v", err)
+	}
+	b.Cleanup(func() { _ = rt.Close() })
+	importExampleImage(b, rt, bin)
+	return func(ctx context.Context, i int, netnsPath string) (func() error, error) {
+		sb := runtime.Sandbox{PodUID: fmt.Sprintf("floor-uid-%d", i), Namespace: "default", Name: fmt.Sprintf("floor-%d", i),
+			NetNSPath: netnsPath, LogDir: b.TempDir()}
+		st, err := rt.Start(ctx, sb, runtime.ContainerSpec{Name: "netexec", Image: exampleImage,
+			Command: []string{"skiff", "netexec", "--http-port=8080", "--udp-port=8081"}})
+		if err != nil {
+			return nil, err
+		}
+		return func() error {
+			ctx := context.Background()
+			if err := rt.Stop(ctx, st.ID, 5*time.Second); err != nil {
+				return err
+			}
+			return rt.Remove(ctx, st.ID)
+		}, nil
+	}
 }
 
 // pidsWith are the processes whose command line mentions s.
@@ -399,13 +462,20 @@ func (c *cluster) hasEvent(pod, reason, substr string) bool {
 
 // BenchmarkApplyToFirstResponseContainerd is BenchmarkApplyToFirstResponse
 // with the pods in containerd (the agent's own daemon, the example image
-// imported before the apply).
+// imported before the apply). Its floor (floor-s, floor-all-s,
+// first-over-floor: see BenchmarkApplyToFirstResponse) starts the same
+// pods' containers from the same image in a containerd of its own, through
+// the containerd runtime without the agent (containerdFloorStart).
 //
 //	go test -run '^$' -bench ApplyToFirstResponseContainerd -benchtime 3x ./test/e2e/
 func BenchmarkApplyToFirstResponseContainerd(b *testing.B) {
 	for _, mode := range []string{"iptables", "nftables"} {
 		b.Run(mode, func(b *testing.B) {
+			requireRoot(b)
+			bin, logger := requireContainerd(b)
+			start := containerdFloorStart(b, bin, logger)
 			sum := map[string]time.Duration{}
+			var floor applyFloorSum
 			for range b.N {
 				c := newContainerdCluster(b, mode)
 				at := applyToFirstResponseIn(b, c, mode)
@@ -413,11 +483,9 @@ func BenchmarkApplyToFirstResponseContainerd(b *testing.B) {
 				for k, v := range at {
 					sum[k] += v
 				}
+				floor.add(applyFloor(b, start))
 			}
-			for _, s := range benchSteps {
-				b.ReportMetric((sum[s] / time.Duration(b.N)).Seconds(), "s-"+s)
-			}
-			b.ReportMetric(0, "ns/op")
+			reportApply(b, sum, floor)
 		})
 	}
 }
