@@ -96,34 +96,21 @@ func (m *statusManager) forget(uid string) {
 	m.queue.Forget(uid)
 }
 
-// run writes statuses with workers goroutines until ctx ends.
+// run writes statuses with workers goroutines until ctx ends
+// (workqueue.Run: a failed write is retried with back-off, logged at Debug
+// for its first three retries and at Warn after).
 func (m *statusManager) run(ctx context.Context, workers int) {
-	var wg sync.WaitGroup
-	for range max(workers, 1) {
-		wg.Go(func() {
-			for {
-				uid, ok := m.queue.Get()
-				if !ok {
-					return
-				}
-				err := m.sync(ctx, uid)
-				switch {
-				case ctx.Err() != nil:
-				case err == nil:
-					m.queue.Forget(uid)
-				default:
-					if m.queue.NumRequeues(uid) > 3 {
-						m.log.Warn("pod status write failed, retrying", "uid", uid, "retries", m.queue.NumRequeues(uid), "err", err)
-					}
-					m.queue.AddRateLimited(uid)
-				}
-				m.queue.Done(uid)
+	workqueue.Run(ctx, m.queue, m.sync, workqueue.Options[string]{
+		Workers: workers,
+		Log:     m.log,
+		KeyName: "uid",
+		RetryLevel: func(f workqueue.Failure[string]) slog.Level {
+			if f.Retries > 3 {
+				return slog.LevelWarn
 			}
-		})
-	}
-	<-ctx.Done()
-	m.queue.ShutDown()
-	wg.Wait()
+			return slog.LevelDebug
+		},
+	})
 }
 
 // sync writes uid's wanted status if the API's view differs.
