@@ -15,6 +15,7 @@ import (
 	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 // TestServerBuiltinAgent runs `skiff server` with its built-in agent (the
@@ -23,31 +24,15 @@ import (
 func TestServerBuiltinAgent(t *testing.T) {
 	requireNode(t)
 	ns := netnstest.NewNode(t)
-	cfg := config.ServerDefaults()
-	cfg.DataDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.NoSync = true
-	cfg.DisableAgent = false
-	cfg.AgentNetNS = ns.Path
-	cfg.AgentNodeName = "server-node"
-	cfg.NodeIP = []string{"192.0.2.20"}
-	cfg.Runtime = "process"
+	ts := servertest.Start(t, servertest.Options{Agent: true, Logger: testLog(t), Config: func(cfg *config.Server) {
+		cfg.AgentNetNS = ns.Path
+		cfg.AgentNodeName = "server-node"
+		cfg.NodeIP = []string{"192.0.2.20"}
+		cfg.Runtime = "process"
+	}})
+	s, stop := ts.Server(), ts.Stop
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := server.Start(ctx, cfg, testLog(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	stop := func() {
-		if !stopped {
-			stopped = true
-			if err := s.Stop(); err != nil {
-				t.Errorf("Stop: %v", err)
-			}
-		}
-	}
-	t.Cleanup(stop)
 	if s.Agent() == nil {
 		t.Fatal("no built-in agent")
 	}

@@ -12,9 +12,9 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
-	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 var (
@@ -25,22 +25,11 @@ var (
 	resLeases   = api.Lookup(resources, "coordination.k8s.io/v1", "leases")
 )
 
-// startServer runs a control plane (no built-in agent) for the test.
+// startServer runs a control plane (no built-in agent) for the test
+// (server/servertest).
 func startServer(t testing.TB) *server.Server {
 	t.Helper()
-	cfg := config.ServerDefaults()
-	cfg.DataDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.DisableAgent = true
-	cfg.NoSync = true
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := server.Start(ctx, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Stop() })
-	return s
+	return servertest.Start(t, servertest.Options{}).Server()
 }
 
 // runningAgent is an in-process agent over fakes.

@@ -29,6 +29,7 @@ import (
 	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 // newTraceNode is a node with the real proxy in mode and the node API on
@@ -429,26 +430,14 @@ func deletePods(t *testing.T, c *client.Client, names ...string) {
 func TestServerBuiltinAgentLogsAndTrace(t *testing.T) {
 	requireNode(t)
 	ns := netnstest.NewNode(t)
-	cfg := config.ServerDefaults()
-	cfg.DataDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.NoSync = true
-	cfg.DisableAgent = false
-	cfg.AgentNetNS = ns.Path
-	cfg.AgentNodeName = "server-node"
-	cfg.NodeIP = []string{"192.0.2.20"}
-	cfg.Runtime = "process"
+	s := servertest.Start(t, servertest.Options{Agent: true, Logger: testLog(t), Config: func(cfg *config.Server) {
+		cfg.AgentNetNS = ns.Path
+		cfg.AgentNodeName = "server-node"
+		cfg.NodeIP = []string{"192.0.2.20"}
+		cfg.Runtime = "process"
+	}}).Server()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := server.Start(ctx, cfg, testLog(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := s.Stop(); err != nil {
-			t.Errorf("Stop: %v", err)
-		}
-	})
 	select {
 	case <-s.Agent().Ready():
 	case <-time.After(30 * time.Second):
