@@ -12,8 +12,7 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
-	"github.com/skiff-dev/skiff/internal/config"
-	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 var (
@@ -41,22 +40,10 @@ func startServer(tb testing.TB, disabled ...string) *client.Client {
 	if testing.Short() {
 		tb.Skip("a real API server; -short runs the tests on the fake API only")
 	}
-	cfg := config.ServerDefaults()
-	cfg.DisableAgent = true // the built-in agent would touch the machine's network
-	cfg.DataDir = tb.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.NoSync = true
-	cfg.DisabledControllers = append([]string{"scheduler", "nodelifecycle", "deployment", "statefulset"}, disabled...)
-	s, err := server.Start(context.Background(), cfg, nil)
-	if err != nil {
-		tb.Fatalf("start server: %v", err)
-	}
-	tb.Cleanup(func() { _ = s.Stop() })
-	c, err := s.Client()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return c
+	ts := servertest.Start(tb, servertest.Options{
+		DisabledControllers: append([]string{"scheduler", "nodelifecycle", "deployment", "statefulset"}, disabled...),
+	})
+	return ts.Client()
 }
 
 // informers starts pod and node informers until the test ends.

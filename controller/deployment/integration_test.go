@@ -15,8 +15,7 @@ import (
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/client/workqueue"
 	"github.com/skiff-dev/skiff/controller/deployment"
-	"github.com/skiff-dev/skiff/internal/config"
-	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 const ns = "default"
@@ -40,24 +39,9 @@ func start(t testing.TB) *env {
 	if testing.Short() {
 		t.Skip("a real API server; -short runs the tests on the fake API only")
 	}
-	cfg := config.ServerDefaults()
-	cfg.DisableAgent = true // the built-in agent would touch the machine's network
-	cfg.DataDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.NoSync = true
 	// The test binds pods itself, as node and scheduler.
-	cfg.DisabledControllers = []string{"deployment", "scheduler"}
+	c := servertest.Start(t, servertest.Options{DisabledControllers: []string{"deployment", "scheduler"}}).Client()
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := server.Start(ctx, cfg, nil)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	c, err := s.Client()
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
 	res := api.Resources()
 	e := &env{t: t, ctx: ctx, c: c, dInfo: api.Lookup(res, "apps/v1", "deployments"), pInfo: api.Lookup(res, "v1", "pods"),
 		rec: &recorder{}, cancel: cancel, wg: &sync.WaitGroup{}}
@@ -82,9 +66,6 @@ func start(t testing.TB) *env {
 	t.Cleanup(func() {
 		cancel()
 		e.wg.Wait()
-		if err := s.Stop(); err != nil {
-			t.Errorf("stop: %v", err)
-		}
 	})
 	return e
 }

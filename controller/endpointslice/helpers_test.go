@@ -13,8 +13,7 @@ import (
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/controller/endpointslice"
-	"github.com/skiff-dev/skiff/internal/config"
-	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 var (
@@ -54,33 +53,17 @@ func startEnv(tb testing.TB, o envOptions) *env {
 	if testing.Short() {
 		tb.Skip("a real API server; -short runs the tests on the fake API only")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cfg := config.ServerDefaults()
-	cfg.DisableAgent = true // the built-in agent would touch the machine's network
-	cfg.DataDir = tb.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.NoSync = !o.fsync
 	// The node lifecycle controller would act on the pods' node, which
 	// does not exist; the scheduler has nothing to do (pods are bound).
-	cfg.DisabledControllers = append([]string{"endpointslice", "nodelifecycle", "scheduler"}, o.disable...)
-	s, err := server.Start(ctx, cfg, nil)
-	if err != nil {
-		cancel()
-		tb.Fatalf("server.Start: %v", err)
-	}
-	c, err := s.Client()
-	if err != nil {
-		cancel()
-		s.Stop()
-		tb.Fatalf("client: %v", err)
-	}
+	c := servertest.Start(tb, servertest.Options{
+		Sync:                o.fsync,
+		DisabledControllers: append([]string{"endpointslice", "nodelifecycle", "scheduler"}, o.disable...),
+	}).Client()
+	ctx, cancel := context.WithCancel(context.Background())
 	e := &env{tb: tb, ctx: ctx, c: c, opts: o, stopCtl: func() {}}
 	tb.Cleanup(func() {
 		e.stopCtl()
 		cancel()
-		if err := s.Stop(); err != nil {
-			tb.Errorf("server stop: %v", err)
-		}
 	})
 	return e
 }

@@ -12,8 +12,7 @@ import (
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/controller/nodelifecycle"
-	"github.com/skiff-dev/skiff/internal/config"
-	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 var (
@@ -183,21 +182,9 @@ func TestSilentNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real API server; -short runs the tests on the fake API only")
 	}
-	cfg := config.ServerDefaults()
-	cfg.DisableAgent = true // the built-in agent would touch the machine's network
-	cfg.DataDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.NoSync = true
-	cfg.DisabledControllers = []string{"nodelifecycle", "scheduler", "deployment", "statefulset"}
-	s, err := server.Start(context.Background(), cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Stop() })
-	c, err := s.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := servertest.Start(t, servertest.Options{
+		DisabledControllers: []string{"nodelifecycle", "scheduler", "deployment", "statefulset"},
+	}).Client()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

@@ -3,14 +3,13 @@ package servicelb_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/internal/config"
-	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 var (
@@ -18,52 +17,23 @@ var (
 	resEvents   = api.Lookup(api.Resources(), "v1", "events")
 )
 
-func startServer(t *testing.T, lbCIDR string) *client.Client {
-	t.Helper()
-	c, _ := startServerAt(t, t.TempDir(), lbCIDR)
-	return c
-}
-
-// startServerAt starts a server over dataDir; stop stops it (also at the
-// end of the test).
-func startServerAt(t *testing.T, dataDir, lbCIDR string) (c *client.Client, stop func()) {
+// startServer starts a server whose LoadBalancer pool is lbCIDR ("" for
+// none); it stops at the end of the test.
+func startServer(t *testing.T, lbCIDR string) *servertest.Server {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("a real API server; -short runs the tests on the fake API only")
 	}
-	cfg := config.ServerDefaults()
-	cfg.DataDir = dataDir
-	cfg.Listen = "127.0.0.1:0"
-	cfg.NoSync = true
-	cfg.DisableAgent = true
-	cfg.LBCIDR = lbCIDR
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := server.Start(ctx, cfg, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	stopped := false
-	stop = func() {
-		if !stopped {
-			stopped = true
-			_ = s.Stop()
-		}
-	}
-	t.Cleanup(stop)
-	if c, err = s.Client(); err != nil {
-		t.Fatal(err)
-	}
-	return c, stop
+	return servertest.Start(t, servertest.Options{LBCIDR: lbCIDR})
 }
 
 // TestRestartKeepsAddresses: a restarted server's controller rebuilds its
 // table from the Services' status before assigning: the addresses stay,
 // and a new Service gets a free one, never a taken one.
 func TestRestartKeepsAddresses(t *testing.T) {
-	dir := t.TempDir()
 	ctx := context.Background()
-	c, stop := startServerAt(t, dir, "198.51.100.0/29")
+	ts := startServer(t, "198.51.100.0/29")
+	c := ts.Client()
 	for _, n := range []string{"a", "b"} {
 		if err := c.Create(ctx, resServices, "default", lbService(n, "")); err != nil {
 			t.Fatal(err)
@@ -74,8 +44,8 @@ func TestRestartKeepsAddresses(t *testing.T) {
 	if err := c.Delete(ctx, resServices, "default", "a", client.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	stop()
-	c, _ = startServerAt(t, dir, "198.51.100.0/29")
+	ts.Restart()
+	c = ts.Client()
 	for _, n := range []string{"c", "d"} {
 		if err := c.Create(ctx, resServices, "default", lbService(n, "")); err != nil {
 			t.Fatal(err)
@@ -131,7 +101,7 @@ func ingressOf(t *testing.T, c *client.Client, name, want string) {
 // Service frees its address for the pending one, a type change clears
 // the status.
 func TestAssignFromPool(t *testing.T) {
-	c := startServer(t, "198.51.100.0/29")
+	c := startServer(t, "198.51.100.0/29").Client()
 	ctx := context.Background()
 	must := func(err error) {
 		t.Helper()
@@ -188,7 +158,7 @@ func TestAssignFromPool(t *testing.T) {
 // TestNoPoolNoController: without --lb-cidr LoadBalancer Services stay
 // pending.
 func TestNoPoolNoController(t *testing.T) {
-	c := startServer(t, "")
+	c := startServer(t, "").Client()
 	ctx := context.Background()
 	if err := c.Create(ctx, resServices, "default", lbService("a", "")); err != nil {
 		t.Fatal(err)

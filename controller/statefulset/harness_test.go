@@ -15,8 +15,7 @@ import (
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/client/record"
 	"github.com/skiff-dev/skiff/controller/statefulset"
-	"github.com/skiff-dev/skiff/internal/config"
-	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 const ns = "default"
@@ -61,23 +60,12 @@ func startEnv(t *testing.T) *env {
 	if testing.Short() {
 		t.Skip("a real API server; -short runs the tests on the fake API only")
 	}
-	cfg := config.ServerDefaults()
-	cfg.DisableAgent = true // the built-in agent would touch the machine's network
-	cfg.DataDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.NoSync = true
 	// The test runs its own controller and plays the node itself: it
 	// binds pods and reports their status, so no scheduler or node
 	// lifecycle controller may act on them.
-	cfg.DisabledControllers = []string{"statefulset", "scheduler", "nodelifecycle"}
-	s, err := server.Start(context.Background(), cfg, nil)
-	if err != nil {
-		t.Fatalf("server.Start: %v", err)
-	}
-	c, err := s.Client()
-	if err != nil {
-		t.Fatalf("client: %v", err)
-	}
+	c := servertest.Start(t, servertest.Options{
+		DisabledControllers: []string{"statefulset", "scheduler", "nodelifecycle"},
+	}).Client()
 	log := slog.New(slog.NewTextHandler(tlog{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	ctx, cancel := context.WithCancel(context.Background())
 	sets := client.NewInformer(c, setsInfo, client.InformerOptions{})
@@ -116,9 +104,6 @@ func startEnv(t *testing.T) *env {
 		close(errs)
 		for err := range errs {
 			t.Error(err)
-		}
-		if err := s.Stop(); err != nil {
-			t.Errorf("server.Stop: %v", err)
 		}
 	})
 	return e

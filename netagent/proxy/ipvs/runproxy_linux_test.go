@@ -10,13 +10,12 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
-	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/netagent/egress"
 	"github.com/skiff-dev/skiff/netagent/proxy/iptables"
 	"github.com/skiff-dev/skiff/netagent/proxy/ipvs"
 	"github.com/skiff-dev/skiff/netagent/proxy/proxytest"
-	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 // TestRunProxyIPVS starts `--proxy-mode ipvs` as the agent does
@@ -30,22 +29,7 @@ func TestRunProxyIPVS(t *testing.T) {
 	for i, name := range []string{"pod0", "pod1", "pod2"} {
 		node.AddPod(name, netip.AddrFrom4([4]byte{10, 244, 0, byte(2 + i)}))
 	}
-	cfg := config.ServerDefaults()
-	cfg.DataDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.DisableAgent = true
-	cfg.NoSync = true
-	sctx, scancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer scancel()
-	s, err := server.Start(sctx, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Stop() })
-	c, err := s.Client()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := servertest.Start(t, servertest.Options{}).Client()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	inf := client.NewSharedInformers(c)
