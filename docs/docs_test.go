@@ -5,12 +5,13 @@ import (
 	"bytes"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -185,7 +186,7 @@ func TestRelativeLinksResolve(t *testing.T) {
 			}
 			if !a[strings.ToLower(frag)] {
 				t.Errorf("%s:%d: link %q: %s has no heading with anchor #%s (it has: %s)",
-					rel, l.line, target, file, frag, strings.Join(sortedKeys(a), " "))
+					rel, l.line, target, file, frag, strings.Join(slices.Sorted(maps.Keys(a)), " "))
 			}
 		}
 	}
@@ -277,15 +278,6 @@ func forEachProseLine(text string, f func(n int, line string)) {
 			fence = ""
 		}
 	}
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // TestSlug pins the anchor rules the link check relies on.
