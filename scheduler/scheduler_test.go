@@ -53,17 +53,6 @@ func fakeNodeOf(t *testing.T, fake *fakeapi.Server, name string) string {
 	return p.Spec.NodeName
 }
 
-func waitFake(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // TestFakeBindsAndSpreads: pending pods are bound to the Ready nodes, one
 // per node while they are equally loaded; a not-Ready node gets none.
 func TestFakeBindsAndSpreads(t *testing.T) {
@@ -78,7 +67,7 @@ func TestFakeBindsAndSpreads(t *testing.T) {
 		}
 	}
 	perNode := map[string]int{}
-	waitFake(t, "4 bound pods", func() bool {
+	fakeapi.Wait(t, "4 bound pods", func() bool {
 		clear(perNode)
 		for i := range 4 {
 			if n := fakeNodeOf(t, fake, fmt.Sprintf("p%d", i)); n != "" {
@@ -114,7 +103,7 @@ func TestFakeRetriesFailedBind(t *testing.T) {
 	if err := fake.Client().Create(t.Context(), podsRes, "sched", newPod("p", "", nil)); err != nil {
 		t.Fatal(err)
 	}
-	waitFake(t, "p bound", func() bool { return fakeNodeOf(t, fake, "p") == "a" })
+	fakeapi.Wait(t, "p bound", func() bool { return fakeNodeOf(t, fake, "p") == "a" })
 	mu.Lock()
 	defer mu.Unlock()
 	if attempts != 3 {

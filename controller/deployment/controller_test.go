@@ -53,17 +53,6 @@ func fakePods(t *testing.T, fake *fakeapi.Server) []api.Pod {
 	return live(list.Items)
 }
 
-func waitFake(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
-
 // TestFakeCreatesAndScalesPods: a Deployment gets its pods, controlled
 // by it, and scaling it down deletes the surplus.
 func TestFakeCreatesAndScalesPods(t *testing.T) {
@@ -72,7 +61,7 @@ func TestFakeCreatesAndScalesPods(t *testing.T) {
 	if err := fake.Client().Create(context.Background(), fakeDeployInfo, ns, d); err != nil {
 		t.Fatal(err)
 	}
-	waitFake(t, "3 pods", func() bool { return len(fakePods(t, fake)) == 3 })
+	fakeapi.Wait(t, "3 pods", func() bool { return len(fakePods(t, fake)) == 3 })
 	for _, p := range fakePods(t, fake) {
 		if ref := api.ControllerRef(&p.ObjectMeta); ref == nil || ref.UID != d.UID {
 			t.Fatalf("pod %s not controlled by the Deployment: %+v", p.Name, p.OwnerReferences)
@@ -85,7 +74,7 @@ func TestFakeCreatesAndScalesPods(t *testing.T) {
 		[]byte(`{"spec":{"replicas":1}}`), &api.Deployment{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFake(t, "1 pod", func() bool { return len(fakePods(t, fake)) == 1 })
+	fakeapi.Wait(t, "1 pod", func() bool { return len(fakePods(t, fake)) == 1 })
 }
 
 // TestFakeDropsAfterMaxRetries: a Deployment whose pod creates always fail
@@ -110,7 +99,7 @@ func TestFakeDropsAfterMaxRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	count := func() int { mu.Lock(); defer mu.Unlock(); return creates }
-	waitFake(t, "3 attempts", func() bool { return count() >= 3 })
+	fakeapi.Wait(t, "3 attempts", func() bool { return count() >= 3 })
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		before := count()

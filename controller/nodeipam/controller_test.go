@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
@@ -99,17 +98,6 @@ func podCIDROf(fake *fakeapi.Server, name string) string {
 	return n.Spec.PodCIDR
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestAssignsDistinctSubnets(t *testing.T) {
 	fake := fakeapi.New(api.Resources())
 	h := start(t, fake, "10.244.0.0/16", 24)
@@ -117,7 +105,7 @@ func TestAssignsDistinctSubnets(t *testing.T) {
 	for i := range 20 {
 		createNode(t, fake, fmt.Sprintf("n%02d", i), "")
 	}
-	waitFor(t, "20 podCIDRs", func() bool {
+	fakeapi.Wait(t, "20 podCIDRs", func() bool {
 		for i := range 20 {
 			if podCIDROf(fake, fmt.Sprintf("n%02d", i)) == "" {
 				return false
@@ -157,7 +145,7 @@ func TestRebuildsFromExistingNodes(t *testing.T) {
 	createNode(t, fake, "c", "10.0.3.0/24")
 	createNode(t, fake, "d", "")
 	start(t, fake, "10.0.0.0/22", 24)
-	waitFor(t, "node d's podCIDR", func() bool { return podCIDROf(fake, "d") != "" })
+	fakeapi.Wait(t, "node d's podCIDR", func() bool { return podCIDROf(fake, "d") != "" })
 	if got := podCIDROf(fake, "d"); got != "10.0.1.0/24" {
 		t.Fatalf("node d got %s, want the only free subnet 10.0.1.0/24", got)
 	}
@@ -173,18 +161,18 @@ func TestReleaseOnDeleteAndFullRange(t *testing.T) {
 	h := start(t, fake, "10.1.0.0/23", 24) // two subnets
 	createNode(t, fake, "a", "")
 	createNode(t, fake, "b", "")
-	waitFor(t, "a and b assigned", func() bool { return podCIDROf(fake, "a") != "" && podCIDROf(fake, "b") != "" })
+	fakeapi.Wait(t, "a and b assigned", func() bool { return podCIDROf(fake, "a") != "" && podCIDROf(fake, "b") != "" })
 	freed := podCIDROf(fake, "a")
 
 	createNode(t, fake, "c", "")
-	waitFor(t, "CIDRNotAvailable for c", func() bool { return h.rec.has("CIDRNotAvailable") })
+	fakeapi.Wait(t, "CIDRNotAvailable for c", func() bool { return h.rec.has("CIDRNotAvailable") })
 	if got := podCIDROf(fake, "c"); got != "" {
 		t.Fatalf("node c got %s from a full range", got)
 	}
 	if err := fake.Delete(context.Background(), nodesRes, "", "a", client.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "c gets a's subnet", func() bool { return podCIDROf(fake, "c") == freed })
+	fakeapi.Wait(t, "c gets a's subnet", func() bool { return podCIDROf(fake, "c") == freed })
 	if _, held := h.ctl.Assigned()["a"]; held {
 		t.Fatal("deleted node a still holds a subnet")
 	}
@@ -205,12 +193,12 @@ func TestConflictKeepsTheReservation(t *testing.T) {
 	})
 	h := start(t, fake, "10.2.0.0/16", 24)
 	createNode(t, fake, "a", "")
-	waitFor(t, "a assigned after conflicts", func() bool { return podCIDROf(fake, "a") != "" })
+	fakeapi.Wait(t, "a assigned after conflicts", func() bool { return podCIDROf(fake, "a") != "" })
 	if got := podCIDROf(fake, "a"); got != "10.2.0.0/24" {
 		t.Fatalf("after retries a got %s; want the first subnet it was reserved", got)
 	}
 	createNode(t, fake, "b", "")
-	waitFor(t, "b assigned", func() bool { return podCIDROf(fake, "b") != "" })
+	fakeapi.Wait(t, "b assigned", func() bool { return podCIDROf(fake, "b") != "" })
 	if got := podCIDROf(fake, "b"); got != "10.2.1.0/24" {
 		t.Fatalf("b got %s; the retries of a leaked subnets", got)
 	}
@@ -224,9 +212,9 @@ func TestDuplicateExistingSubnetIsReported(t *testing.T) {
 	createNode(t, fake, "a", "10.3.0.0/24")
 	createNode(t, fake, "b", "10.3.0.0/24")
 	h := start(t, fake, "10.3.0.0/16", 24)
-	waitFor(t, "the conflict event", func() bool { return h.rec.has("CIDRAssignmentFailed") })
+	fakeapi.Wait(t, "the conflict event", func() bool { return h.rec.has("CIDRAssignmentFailed") })
 	createNode(t, fake, "c", "")
-	waitFor(t, "c assigned", func() bool { return podCIDROf(fake, "c") != "" })
+	fakeapi.Wait(t, "c assigned", func() bool { return podCIDROf(fake, "c") != "" })
 	if got := podCIDROf(fake, "c"); got == "10.3.0.0/24" {
 		t.Fatal("c got the subnet two nodes already share")
 	}

@@ -40,7 +40,7 @@ func TestFakeSilentNode(t *testing.T) {
 	})
 	t.Cleanup(func() { cancel(); wg.Wait() })
 
-	waitFake(t, "namespace kube-node-lease", func() bool {
+	fakeapi.Wait(t, "namespace kube-node-lease", func() bool {
 		_, ok := fake.Meta(nsRes, "", nodelifecycle.LeaseNamespace)
 		return ok
 	})
@@ -90,23 +90,12 @@ func TestFakeSilentNode(t *testing.T) {
 		}
 		return &n
 	}
-	waitFake(t, "silent Ready=Unknown with the unreachable taint", func() bool {
+	fakeapi.Wait(t, "silent Ready=Unknown with the unreachable taint", func() bool {
 		n := node("silent")
 		rc := readyCond(n)
 		return rc != nil && rc.Status == api.ConditionUnknown && hasTaint(n, nodelifecycle.TaintUnreachable)
 	})
 	if rc := readyCond(node("alive")); rc == nil || rc.Status != api.ConditionTrue {
 		t.Fatalf("alive node's Ready condition %+v, want True", rc)
-	}
-}
-
-func waitFake(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }

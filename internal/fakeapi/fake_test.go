@@ -2,7 +2,9 @@ package fakeapi
 
 import (
 	"context"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
@@ -236,4 +238,36 @@ func TestClientBinding(t *testing.T) {
 	if err := bind("q", "", "n1"); !client.IsNotFound(err) {
 		t.Fatalf("binding of a missing pod: %v, want not found", err)
 	}
+}
+
+// TestWaitFailsAfterTimeout: a condition that never holds fails the test
+// (run in a subtest whose failure is observed), one that holds returns.
+func TestWaitFailsAfterTimeout(t *testing.T) {
+	calls := 0
+	Wait(t, "the third call", func() bool { calls++; return calls >= 3 })
+	if calls != 3 {
+		t.Fatalf("Wait called cond %d times, want 3", calls)
+	}
+	ft := &fatalRecorder{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		wait(ft, "never", func() bool { return false }, 20*time.Millisecond)
+	}()
+	<-done
+	if !ft.failed {
+		t.Fatal("Wait returned for a condition that never held")
+	}
+}
+
+// fatalRecorder records Fatalf and ends the goroutine, as testing does.
+type fatalRecorder struct {
+	testing.TB
+	failed bool
+}
+
+func (f *fatalRecorder) Helper() {}
+func (f *fatalRecorder) Fatalf(string, ...any) {
+	f.failed = true
+	runtime.Goexit()
 }
