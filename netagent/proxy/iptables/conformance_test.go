@@ -2,7 +2,6 @@ package iptables_test
 
 import (
 	"context"
-	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -38,22 +37,13 @@ type fakeDataplane struct {
 	env  iptablestest.Env
 }
 
-// Results maps the tracer's outcomes to conformance results.
+// results maps the tracer's outcomes to conformance results.
 func results(outs []iptablestest.Outcome) ([]proxytest.Result, error) {
 	var rs []proxytest.Result
 	for _, o := range outs {
-		r := proxytest.Result{Masquerade: o.Masquerade}
-		switch {
-		case o.Verdict == "ACCEPT" && o.DNAT:
-			r.Verdict, r.Endpoint = proxytest.VerdictDNAT, o.Dst
-		case o.Verdict == "ACCEPT":
-			r.Verdict = proxytest.VerdictAccept
-		case o.Verdict == "DROP":
-			r.Verdict = proxytest.VerdictDrop
-		case o.Verdict == "REJECT":
-			r.Verdict = proxytest.VerdictReject
-		default:
-			return nil, fmt.Errorf("verdict %q", o.Verdict)
+		r, err := o.Result()
+		if err != nil {
+			return nil, err
 		}
 		rs = append(rs, r)
 	}

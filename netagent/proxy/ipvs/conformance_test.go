@@ -2,7 +2,6 @@ package ipvs_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -49,23 +48,6 @@ func (d *fakeDataplane) packet(p proxytest.Packet) (iptablestest.Packet, error) 
 		SPort: 40000, DPort: p.Dst.Port(), Local: p.From.Node}, nil
 }
 
-func result(o iptablestest.Outcome) (proxytest.Result, error) {
-	r := proxytest.Result{Masquerade: o.Masquerade}
-	switch {
-	case o.Verdict == "ACCEPT" && o.DNAT:
-		r.Verdict, r.Endpoint = proxytest.VerdictDNAT, o.Dst
-	case o.Verdict == "ACCEPT":
-		r.Verdict = proxytest.VerdictAccept
-	case o.Verdict == "DROP":
-		r.Verdict = proxytest.VerdictDrop
-	case o.Verdict == "REJECT":
-		r.Verdict = proxytest.VerdictReject
-	default:
-		return r, fmt.Errorf("verdict %q", o.Verdict)
-	}
-	return r, nil
-}
-
 func (d *fakeDataplane) Trace(p proxytest.Packet) ([]proxytest.Result, error) {
 	pkt, err := d.packet(p)
 	if err != nil {
@@ -77,7 +59,7 @@ func (d *fakeDataplane) Trace(p proxytest.Packet) ([]proxytest.Result, error) {
 	}
 	var rs []proxytest.Result
 	for _, o := range outs {
-		r, err := result(o)
+		r, err := o.Result()
 		if err != nil {
 			return nil, err
 		}
@@ -95,5 +77,5 @@ func (d *fakeDataplane) Connect(p proxytest.Packet) (proxytest.Result, error) {
 	if err != nil {
 		return proxytest.Result{}, err
 	}
-	return result(o)
+	return o.Result()
 }
