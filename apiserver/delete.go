@@ -67,6 +67,9 @@ func (h *handler) deleteOptions() (*deleteOptions, string, error) {
 		if opts.Kind != "" && opts.Kind != "DeleteOptions" {
 			return nil, "", NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (DeleteOptions)", opts.Kind))
 		}
+		if err := checkDryRunValues(opts.DryRun, "DeleteOptions"); err != nil {
+			return nil, "", err
+		}
 	}
 	q := h.req.URL.Query()
 	if v := q.Get("gracePeriodSeconds"); v != "" {

@@ -131,7 +131,7 @@ func decodeContinue(s string) (continueToken, error) {
 	if err != nil {
 		return t, NewBadRequest("continue key is not valid: illegal base64 data")
 	}
-	if err := json.Unmarshal(b, &t); err != nil || t.Version != "meta.k8s.io/v1" || t.Start == "" {
+	if err := json.Unmarshal(b, &t); err != nil || t.Version != "meta.k8s.io/v1" || t.Start == "" || t.RV <= 0 {
 		return t, NewBadRequest("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
 	}
 	return t, nil

@@ -304,6 +304,13 @@ func parsePath(gv *groupVersion, rest string) (target, bool) {
 	return t, true
 }
 
+// optionsKind is the options kind of each writing verb, which names the
+// kind of a 422 about its query options.
+var optionsKind = map[string]string{
+	"create": "CreateOptions", "update": "UpdateOptions", "patch": "PatchOptions",
+	"delete": "DeleteOptions", "deletecollection": "DeleteOptions",
+}
+
 // serveResource dispatches one resource request by path shape and method.
 func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, gv *groupVersion, rest string) {
 	t, ok := parsePath(gv, rest)
@@ -388,6 +395,12 @@ func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, gv *gro
 				se = NewForbidden(t.r.qualified, t.name, err)
 			}
 			writeError(w, se)
+			return
+		}
+	}
+	if kind := optionsKind[verb]; kind != "" {
+		if err := checkDryRun(req, kind); err != nil {
+			writeErr(w, err)
 			return
 		}
 	}
