@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -192,3 +193,38 @@ func regressMissing(a, b []string) []string {
 	}
 	return out
 }
+
+// regressPanicLog is a server logger that fails the test on a record that
+// reports a recovered panic (the API's and the DNS handler's recoverers
+// log one at Error and the server goes on, which the answers alone would
+// not show); other records go to the test log with -v.
+type regressPanicLog struct {
+	t     *testing.T
+	attrs []slog.Attr
+}
+
+func regressLogger(t *testing.T) *slog.Logger { return slog.New(&regressPanicLog{t: t}) }
+
+func (h *regressPanicLog) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+
+func (h *regressPanicLog) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString(r.Message)
+	for _, a := range h.attrs {
+		b.WriteString(" " + a.String())
+	}
+	r.Attrs(func(a slog.Attr) bool { b.WriteString(" " + a.String()); return true })
+	line := b.String()
+	if r.Level >= slog.LevelError && strings.Contains(strings.ToLower(line), "panic") {
+		h.t.Errorf("server logged a panic: %s", line)
+	} else if testing.Verbose() {
+		h.t.Log(r.Level.String() + " " + line)
+	}
+	return nil
+}
+
+func (h *regressPanicLog) WithAttrs(as []slog.Attr) slog.Handler {
+	return &regressPanicLog{t: h.t, attrs: append(slices.Clone(h.attrs), as...)}
+}
+
+func (h *regressPanicLog) WithGroup(string) slog.Handler { return h }

@@ -17,7 +17,7 @@ import (
 // `go test -tags hardening_known -run TestRegressKnownLenient
 // ./test/hardening/`; it fails until the parameters are checked.
 func TestRegressKnownLenient(t *testing.T) {
-	s := startServer(t, servertest.Options{})
+	s := startServer(t, servertest.Options{Logger: regressLogger(t)})
 	h := newRegressHTTP(t, s, s.Bundle().AdminToken)
 	for _, tc := range []regressCase{
 		{"list resourceVersion not a number", http.MethodGet, regressSvcs + "?resourceVersion=abc", "", nil, 400},

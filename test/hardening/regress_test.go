@@ -256,7 +256,7 @@ func regressBadInput() []regressCase {
 // and the same code, the server still answers afterwards, and no stored
 // object changed.
 func TestRegressBadInput(t *testing.T) {
-	s := startServer(t, servertest.Options{})
+	s := startServer(t, servertest.Options{Logger: regressLogger(t)})
 	h := newRegressHTTP(t, s, s.Bundle().AdminToken)
 	ctx := context.Background()
 	r, err := h.do(ctx, http.MethodPost, regressSvcs, ctJSON, []byte(regressWebObj))
@@ -298,7 +298,7 @@ func TestRegressBadInput(t *testing.T) {
 // Status or an empty list, never the objects of another namespace (the
 // default namespace holds the kubernetes Service).
 func TestRegressNamespaceTraversal(t *testing.T) {
-	s := startServer(t, servertest.Options{})
+	s := startServer(t, servertest.Options{Logger: regressLogger(t)})
 	h := newRegressHTTP(t, s, s.Bundle().AdminToken)
 	for _, p := range []string{
 		"/api/v1/namespaces/../services",
