@@ -57,6 +57,20 @@ type regressReply struct {
 // do sends method to pathQuery (an already escaped path, optionally with
 // "?query") with body and Content-Type ct ("" sends none).
 func (h *regressHTTP) do(ctx context.Context, method, pathQuery, ct string, body []byte) (regressReply, error) {
+	auth := ""
+	if h.token != "" {
+		auth = "Bearer " + h.token
+	}
+	return h.send(ctx, method, pathQuery, ct, auth, body)
+}
+
+// doAuth is do with the Authorization header auth ("" sends none) and a
+// JSON body.
+func (h *regressHTTP) doAuth(ctx context.Context, method, pathQuery, auth string, body []byte) (regressReply, error) {
+	return h.send(ctx, method, pathQuery, "application/json", auth, body)
+}
+
+func (h *regressHTTP) send(ctx context.Context, method, pathQuery, ct, auth string, body []byte) (regressReply, error) {
 	p, q, _ := strings.Cut(pathQuery, "?")
 	u := *h.base
 	u.Opaque = p // sent verbatim: no cleaning of "..", no re-escaping
@@ -73,8 +87,8 @@ func (h *regressHTTP) do(ctx context.Context, method, pathQuery, ct string, body
 	if ct != "" {
 		req.Header.Set("Content-Type", ct)
 	}
-	if h.token != "" {
-		req.Header.Set("Authorization", "Bearer "+h.token)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
 	}
 	resp, err := h.c.Do(req)
 	if err != nil {
