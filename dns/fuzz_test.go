@@ -2,9 +2,12 @@ package dns
 
 import (
 	"context"
+	"encoding/binary"
 	"log/slog"
+	"net"
 	"net/netip"
 	"testing"
+	"time"
 
 	mdns "github.com/miekg/dns"
 )
@@ -59,6 +62,19 @@ func FuzzHandler(f *testing.F) {
 	f.Add([]byte{})
 	f.Add(header(1, opQuery, 0, 0, 0, 0))
 	f.Add(cat(header(2, opQuery, 1, 0, 0, 1), question("cluster.local.", mdns.TypeSOA, mdns.ClassINET), opt([]byte{0}, 512, 1)))
+	// Seeds of the malformed-packet set test/hardening sends to a real
+	// server: compression loops and out-of-range pointers, EDNS option
+	// garbage, zone transfers, opcodes the server does not implement.
+	q := question("web.default.svc.cluster.local.", mdns.TypeA, mdns.ClassINET)
+	f.Add(cat(header(3, opQuery, 1, 0, 0, 0), []byte{3, 'w', 'e', 'b', 0xC0, 12, 0, 1, 0, 1}))
+	f.Add(cat(header(4, opQuery, 1, 0, 0, 0), []byte{0xC0, 14, 0xC0, 12, 0, 1, 0, 1}))
+	f.Add(cat(header(5, opQuery, 1, 0, 0, 0), []byte{0xC0, 0xFF, 0, 1, 0, 1}))
+	f.Add(cat(header(6, opQuery, 1, 0, 0, 1), q, opt([]byte{0}, 1232, 0)[:9], []byte{0, 6, 0, 8, 0, 2, 0, 1}))
+	f.Add(cat(header(7, opQuery, 1, 0, 0, 1), q, opt([]byte{0}, 1232, 0)[:9], []byte{0, 7, 0, 10, 0, 3, 1, 2, 3}))
+	f.Add(cat(header(8, opQuery, 1, 0, 0, 0), question("cluster.local.", mdns.TypeAXFR, mdns.ClassINET)))
+	f.Add(cat(header(9, opQuery|flagRD, 1, 0, 0, 0), question("web.default.svc.cluster.local.", mdns.TypeANY, mdns.ClassINET)))
+	f.Add(cat(header(10, opUpdate, 1, 0, 0, 0), q))
+	f.Add(cat(header(11, opQuery, 2, 0, 0, 0), q, q))
 
 	store := fixtureStore(f)
 	bigHeadless(f, store, "big", 120)
@@ -119,5 +135,59 @@ func FuzzHandler(f *testing.F) {
 				t.Fatalf("%s: %d bytes, limit %d", network, len(w.raw[0]), limit)
 			}
 		}
+	})
+}
+
+// FuzzServeUDP sends raw bytes to a real server over loopback UDP, where
+// miekg's serve loop sees them first (the header screen, unpack, the
+// FORMERR it answers itself), then a valid query on the same socket: the
+// valid query is always answered, and every other reply unpacks, is a
+// response and carries the packet's ID.
+func FuzzServeUDP(f *testing.F) {
+	q := question("web.default.svc.cluster.local.", mdns.TypeA, mdns.ClassINET)
+	f.Add([]byte{})
+	f.Add([]byte{0, 1, 1})
+	f.Add(cat(header(1, opQuery, 1, 0, 0, 0), q))
+	f.Add(cat(header(2, opQuery, 1, 0, 0, 0), []byte{0xC0, 12, 0, 1, 0, 1}))
+	f.Add(cat(header(3, opQuery, 1, 0, 0, 1), q, opt([]byte{0}, 1232, 1)))
+	f.Add(cat(header(4, opNotify, 1, 0, 0, 0), q))
+	f.Add(cat(header(5, flagQR, 1, 0, 0, 0), q))
+	f.Add(cat(header(6, opQuery, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF), q))
+	ts := startServer(f, Config{}, fixtureStore(f))
+	const validID = 0xBEEF
+	valid := cat(header(validID, opQuery, 1, 0, 0, 0), q)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) >= 2 && binary.BigEndian.Uint16(data) == validID {
+			data = append([]byte{0, 0}, data[2:]...)
+		}
+		c, err := net.Dial("udp", ts.udpAddr)
+		must(t, err)
+		defer c.Close()
+		must(t, c.SetDeadline(time.Now().Add(5*time.Second)))
+		_, err = c.Write(data)
+		must(t, err)
+		_, err = c.Write(valid)
+		must(t, err)
+		buf := make([]byte, 65536)
+		for range 3 {
+			n, err := c.Read(buf)
+			if err != nil {
+				t.Fatalf("valid query not answered after % x: %v", data[:min(len(data), 32)], err)
+			}
+			m := new(mdns.Msg)
+			if err := m.Unpack(buf[:n]); err != nil {
+				t.Fatalf("reply does not unpack: %v", err)
+			}
+			if m.Id == validID {
+				if m.Rcode != mdns.RcodeSuccess || len(m.Answer) == 0 {
+					t.Fatalf("valid query: %s with %d answers", mdns.RcodeToString[m.Rcode], len(m.Answer))
+				}
+				return
+			}
+			if !m.Response || len(data) < 2 || m.Id != binary.BigEndian.Uint16(data) {
+				t.Fatalf("reply id %d qr %v to a packet of %d bytes", m.Id, m.Response, len(data))
+			}
+		}
+		t.Fatal("more than two replies")
 	})
 }
