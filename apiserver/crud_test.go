@@ -149,6 +149,31 @@ func TestDryRun(t *testing.T) {
 	e.must(200, "GET", widgetsPath+"/wet", nil)
 }
 
+// TestDryRunUnknownValue: a dryRun other than All is 422 naming dryRun and
+// writes nothing (it used to be a real write).
+func TestDryRunUnknownValue(t *testing.T) {
+	e := newEnv(t)
+	e.createWidget("wet", nil, map[string]any{"size": 1})
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", widgetsPath + "?dryRun=Bogus", `{"metadata":{"name":"dry"}}`},
+		{"POST", widgetsPath + "?dryRun=all", `{"metadata":{"name":"dry"}}`},
+		{"DELETE", widgetsPath + "/wet?dryRun=true", ""},
+		{"DELETE", widgetsPath + "/wet", `{"dryRun":["Bogus"]}`},
+		{"DELETE", widgetsPath + "?dryRun=Bogus", ""},
+	} {
+		var body any
+		if c.body != "" {
+			body = c.body
+		}
+		st := e.must(422, c.method, c.path, body).status(t)
+		if st.Reason != "Invalid" || !strings.Contains(st.Message, "dryRun") {
+			t.Errorf("%s %s: %s %q", c.method, c.path, st.Reason, st.Message)
+		}
+	}
+	e.must(404, "GET", widgetsPath+"/dry", nil)
+	e.must(200, "GET", widgetsPath+"/wet", nil)
+}
+
 func TestStatusSubresource(t *testing.T) {
 	e := newEnv(t)
 	w := e.createWidget("s", nil, map[string]any{"size": 1})
