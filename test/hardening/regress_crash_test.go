@@ -237,7 +237,17 @@ func TestRegressKill9MidStorm(t *testing.T) {
 		stop := make(chan struct{})
 		before := len(acks)
 		wg := regressStorm(t, c, round, 4, stop, &mu, acks)
-		time.Sleep(time.Duration(300+rng.IntN(1200)) * time.Millisecond)
+		// Kill at a random moment once the storm is going (20 acks, so
+		// that a loaded machine still kills mid-storm, not before it).
+		for wait := time.Now().Add(20 * time.Second); time.Now().Before(wait); time.Sleep(10 * time.Millisecond) {
+			mu.Lock()
+			n := len(acks) - before
+			mu.Unlock()
+			if n >= 20 {
+				break
+			}
+		}
+		time.Sleep(time.Duration(rng.IntN(1200)) * time.Millisecond)
 		p.sigkill(t) // mid-request: the storm's next requests fail
 		close(stop)
 		wg.Wait()
