@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/api/fields"
 	"github.com/skiff-dev/skiff/store"
 )
 
@@ -77,7 +78,10 @@ func (t StaticTokens) Authenticate(ctx context.Context, token string) (User, boo
 	return found, ok == 1
 }
 
-// Attributes describe a request for authorization.
+// Attributes describe a request for authorization: a resource request
+// (Resource set), or a non-resource one (Path set: discovery, /metrics,
+// OpenAPI, an unknown path), as Kubernetes' nonResourceURLs; a
+// non-resource request's Verb is the lowercase HTTP method ("get").
 type Attributes struct {
 	Verb        string // get list watch create update patch delete deletecollection
 	Group       string
@@ -85,13 +89,42 @@ type Attributes struct {
 	Subresource string
 	Namespace   string
 	Name        string
+	// FieldSelector is the parsed fieldSelector of a list or watch (nil:
+	// none, or one that does not parse, which the handler then refuses
+	// with 400). It is the selector the handler filters with, so an
+	// authorizer may allow a list only when it narrows the result (a
+	// node's pods: spec.nodeName=<node>).
+	FieldSelector fields.Selector
+	// Path is the URL path of a non-resource request; "" for a resource
+	// request.
+	Path string
 }
 
 // Authorizer decides whether user may do a request; a non-nil error denies
-// it (a *StatusError is sent as is, anything else as 403 Forbidden).
+// it (a *StatusError is sent as is, anything else as 403 Forbidden). It is
+// asked before every resource request and every authenticated
+// non-resource request (Attributes.Path); /healthz, /livez, /readyz and
+// /version are served to everyone without asking.
 type Authorizer interface {
 	Authorize(ctx context.Context, user User, attrs Attributes) error
 }
+
+// ViewAuthorizer is an Authorizer that may allow a read (get, list,
+// watch) of a resource only as a narrowed view of each object: the server
+// asks AuthorizeView instead of Authorize for reads of objects and their
+// status (other subresources are asked Authorize), and passes every
+// object it returns (the object of a get, the item of a list, the object
+// of a watch event) through the View. A nil View returns the objects
+// whole.
+type ViewAuthorizer interface {
+	Authorizer
+	AuthorizeView(ctx context.Context, user User, attrs Attributes) (View, error)
+}
+
+// View rewrites one stored object (JSON) before a read returns it; the
+// result must keep kind, apiVersion and metadata's name, namespace, uid
+// and resourceVersion.
+type View func(raw []byte) ([]byte, error)
 
 // Patcher applies patch (of the given content type) to original, both JSON.
 type Patcher func(ctx context.Context, contentType string, original, patch []byte) ([]byte, error)

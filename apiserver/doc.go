@@ -9,10 +9,15 @@
 // apiserver_request_duration_seconds), then, for everything but /healthz,
 // /livez, /readyz and /version, authenticate (Bearer token → User in the
 // context, else 401) and limitBody (413 over Config.MaxBodyBytes). chi
-// routes discovery (/api, /apis, /api/v1, /apis/{g}/{v}) and /metrics;
+// routes discovery (/api, /apis, /api/v1, /apis/{g}/{v}), OpenAPI and
+// /metrics, each authorized as a non-resource request (Attributes.Path,
+// verb = the lowercase method), as are unknown paths (403 or 404);
 // everything under /api/v1/ and /apis/{g}/{v}/ is parsed by parsePath into
 // (resource, namespace, name, subresource), mapped to a Kubernetes verb,
-// authorized (Config.Authorizer) and served by one handler method:
+// authorized (Config.Authorizer, with a list's or watch's parsed field
+// selector; a ViewAuthorizer may narrow what a read returns) and served by
+// one handler method (a path naming no served resource is authorized as
+// the resource it names, then 404):
 //
 //	list, watch, create, deletecollection   on the collection
 //	get, update, patch, delete              on the object

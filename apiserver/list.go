@@ -220,6 +220,18 @@ func (h *handler) list() {
 	if more && len(items) > 0 {
 		cont = encodeContinue(rv, prefix, items[len(items)-1].Key)
 	}
+	if h.view != nil {
+		viewed := make([]store.KeyValue, len(items))
+		for i, kv := range items {
+			v, err := h.view(kv.Value)
+			if err != nil {
+				writeErr(h.w, err)
+				return
+			}
+			viewed[i] = store.KeyValue{Key: kv.Key, Value: v}
+		}
+		items = viewed
+	}
 	h.writeList(rv, cont, items)
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -210,10 +211,14 @@ func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(recoverer(s.log), requestLogger(s.log), s.metrics.instrument)
 	r.NotFound(s.authenticated(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, pathNotFound())
+		if s.nonResourceAllowed(w, r) {
+			writeError(w, pathNotFound())
+		}
 	}))
 	r.MethodNotAllowed(s.authenticated(func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, NewMethodNotAllowed(r.Method))
+		if s.nonResourceAllowed(w, r) {
+			writeError(w, NewMethodNotAllowed(r.Method))
+		}
 	}))
 
 	// Unauthenticated.
@@ -224,29 +229,37 @@ func (s *Server) routes() http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(authenticate(s.authn), limitBody(s.maxBody))
-		r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{}))
-		r.Get("/api", s.serveAPIVersions)
-		r.Get("/apis", s.serveAPIGroupList)
-		r.Get("/apis/{group}", s.serveAPIGroup)
-		s.openAPIRoutes(r) // openapi.go
+		// Non-resource requests: the Authorizer sees their path.
+		r.Group(func(r chi.Router) {
+			r.Use(s.authorizePath)
+			r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{}))
+			r.Get("/api", s.serveAPIVersions)
+			r.Get("/apis", s.serveAPIGroupList)
+			r.Get("/apis/{group}", s.serveAPIGroup)
+			s.openAPIRoutes(r) // openapi.go
+			if gv := s.groups["v1"]; gv != nil {
+				r.Get("/api/v1", func(w http.ResponseWriter, r *http.Request) { s.serveResourceList(w, r, gv) })
+			}
+			r.Get("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
+				gv := s.groups[chi.URLParam(r, "group")+"/"+chi.URLParam(r, "version")]
+				if gv == nil || gv.group == "" {
+					writeError(w, pathNotFound())
+					return
+				}
+				s.serveResourceList(w, r, gv)
+			})
+		})
 		if gv := s.groups["v1"]; gv != nil {
-			r.Get("/api/v1", func(w http.ResponseWriter, r *http.Request) { s.serveResourceList(w, r, gv) })
 			r.HandleFunc("/api/v1/*", func(w http.ResponseWriter, r *http.Request) {
 				s.serveResource(w, r, gv, chi.URLParam(r, "*"))
 			})
 		}
-		r.Get("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
-			gv := s.groups[chi.URLParam(r, "group")+"/"+chi.URLParam(r, "version")]
-			if gv == nil || gv.group == "" {
-				writeError(w, pathNotFound())
-				return
-			}
-			s.serveResourceList(w, r, gv)
-		})
 		r.HandleFunc("/apis/{group}/{version}/*", func(w http.ResponseWriter, r *http.Request) {
 			gv := s.groups[chi.URLParam(r, "group")+"/"+chi.URLParam(r, "version")]
 			if gv == nil || gv.group == "" {
-				writeError(w, pathNotFound())
+				if s.nonResourceAllowed(w, r) {
+					writeError(w, pathNotFound())
+				}
 				return
 			}
 			s.serveResource(w, r, gv, chi.URLParam(r, "*"))
@@ -314,12 +327,10 @@ var optionsKind = map[string]string{
 // serveResource dispatches one resource request by path shape and method.
 func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, gv *groupVersion, rest string) {
 	t, ok := parsePath(gv, rest)
-	if !ok {
-		writeError(w, pathNotFound())
-		return
-	}
-	if t.sub != "" && !t.r.subs[t.sub] {
-		writeError(w, pathNotFound())
+	if !ok || (t.sub != "" && !t.r.subs[t.sub]) {
+		if s.unservedAllowed(w, req, gv, rest) {
+			writeError(w, pathNotFound())
+		}
 		return
 	}
 	verb := ""
@@ -383,12 +394,27 @@ func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, gv *gro
 		writeError(w, NewMethodNotAllowed(m))
 		return
 	}
+	var view View
 	if s.authz != nil {
 		user, _ := UserFrom(req.Context())
-		err := s.authz.Authorize(req.Context(), user, Attributes{
+		attrs := Attributes{
 			Verb: verb, Group: t.r.info.Group, Resource: t.r.info.Resource,
 			Subresource: t.sub, Namespace: t.ns, Name: t.name,
-		})
+		}
+		if verb == "list" || verb == "watch" {
+			// The very string the handler's filter parses (list.go).
+			if v := req.URL.Query().Get("fieldSelector"); strings.TrimSpace(v) != "" {
+				if sel, err := parseFieldSelector(v); err == nil && !sel.Empty() {
+					attrs.FieldSelector = sel
+				}
+			}
+		}
+		var err error
+		if va, ok := s.authz.(ViewAuthorizer); ok && (verb == "get" || verb == "list" || verb == "watch") && (t.sub == "" || t.sub == "status") {
+			view, err = va.AuthorizeView(req.Context(), user, attrs)
+		} else {
+			err = s.authz.Authorize(req.Context(), user, attrs)
+		}
 		if err != nil {
 			var se *StatusError
 			if !errors.As(err, &se) {
@@ -404,7 +430,7 @@ func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, gv *gro
 			return
 		}
 	}
-	h := &handler{s: s, r: t.r, ns: t.ns, name: t.name, sub: t.sub, w: w, req: req}
+	h := &handler{s: s, r: t.r, ns: t.ns, name: t.name, sub: t.sub, w: w, req: req, view: view}
 	finish, ok := s.outputConverter(h, verb) // Table and PartialObjectMetadata (table.go)
 	if !ok {
 		return
@@ -454,4 +480,90 @@ type handler struct {
 	ns, name, sub string
 	w             http.ResponseWriter
 	req           *http.Request
+	// view narrows every object a read returns (ViewAuthorizer); nil
+	// returns them whole.
+	view View
+}
+
+// out is raw as the request may see it.
+func (h *handler) out(raw []byte) ([]byte, error) {
+	if h.view == nil {
+		return raw, nil
+	}
+	return h.view(raw)
+}
+
+// unservedAllowed authorizes a request under /api/v1/ or /apis/{g}/{v}/
+// that names no served resource (or subresource) the way Kubernetes'
+// request info reads any such path: as a request on the resource its
+// segments name (so that what a user may not read of a resource answers
+// 403 whether or not it is served); a path of no such shape is
+// authorized as a non-resource path. On a refusal it has written the 403.
+func (s *Server) unservedAllowed(w http.ResponseWriter, req *http.Request, gv *groupVersion, rest string) bool {
+	if s.authz == nil {
+		return true
+	}
+	segs := strings.Split(strings.Trim(rest, "/"), "/")
+	var a Attributes
+	switch {
+	case slices.Contains(segs, ""), len(segs) == 0:
+		return s.nonResourceAllowed(w, req)
+	case segs[0] == "namespaces" && len(segs) >= 3 && len(segs) <= 5:
+		a.Namespace, a.Resource = segs[1], segs[2]
+		if len(segs) > 3 {
+			a.Name = segs[3]
+		}
+		if len(segs) > 4 {
+			a.Subresource = segs[4]
+		}
+	case len(segs) <= 3:
+		a.Resource = segs[0]
+		if len(segs) > 1 {
+			a.Name = segs[1]
+		}
+		if len(segs) > 2 {
+			a.Subresource = segs[2]
+		}
+	default:
+		return s.nonResourceAllowed(w, req)
+	}
+	a.Group = gv.group
+	switch req.Method {
+	case http.MethodGet, http.MethodHead:
+		a.Verb = "get"
+		if a.Name == "" {
+			a.Verb = "list"
+			if isWatch(req) {
+				a.Verb = "watch"
+			}
+		}
+	case http.MethodPost:
+		a.Verb = "create"
+	case http.MethodPut:
+		a.Verb = "update"
+	case http.MethodPatch:
+		a.Verb = "patch"
+	case http.MethodDelete:
+		a.Verb = "delete"
+		if a.Name == "" {
+			a.Verb = "deletecollection"
+		}
+	default:
+		a.Verb = strings.ToLower(req.Method)
+	}
+	user, _ := UserFrom(req.Context())
+	err := s.authz.Authorize(req.Context(), user, a)
+	if err == nil {
+		return true
+	}
+	var se *StatusError
+	if !errors.As(err, &se) {
+		q := a.Resource
+		if a.Group != "" {
+			q += "." + a.Group
+		}
+		se = NewForbidden(q, a.Name, err)
+	}
+	writeError(w, se)
+	return false
 }

@@ -22,6 +22,19 @@ type watchStream struct {
 	w       http.ResponseWriter
 	flusher http.Flusher
 	buf     bytes.Buffer
+	view    View // narrows the objects of ADDED, MODIFIED and DELETED
+}
+
+// object writes an event of a stored object, through the view.
+func (ws *watchStream) object(typ string, raw []byte) error {
+	if ws.view != nil {
+		v, err := ws.view(raw)
+		if err != nil {
+			return AsStatusError(err)
+		}
+		raw = v
+	}
+	return ws.event(typ, raw)
 }
 
 func (ws *watchStream) event(typ string, object []byte) error {
@@ -114,7 +127,7 @@ func (h *handler) watch() {
 	hdr.Set("Content-Type", "application/json")
 	hdr.Set("Cache-Control", "no-cache, private")
 	h.w.WriteHeader(http.StatusOK)
-	ws := &watchStream{w: h.w}
+	ws := &watchStream{w: h.w, view: h.view}
 	ws.flusher, _ = h.w.(http.Flusher)
 
 	if werr != nil {
@@ -128,7 +141,10 @@ func (h *handler) watch() {
 			return
 		}
 		if ok {
-			if ws.event("ADDED", kv.Value) != nil {
+			if err := ws.object("ADDED", kv.Value); err != nil {
+				if se, isStatus := err.(*StatusError); isStatus {
+					ws.errorEvent(se)
+				}
 				return
 			}
 		}
@@ -201,15 +217,15 @@ func (h *handler) sendEvent(ws *watchStream, f *filter, ev store.Event, fromRev 
 		}
 		switch {
 		case cur && ev.PrevKV == nil, cur && !prev:
-			return ws.event("ADDED", ev.KV.Value)
+			return ws.object("ADDED", ev.KV.Value)
 		case cur:
-			return ws.event("MODIFIED", ev.KV.Value)
+			return ws.object("MODIFIED", ev.KV.Value)
 		case prev:
 			raw, err := withResourceVersion(ev.PrevKV.Value, ev.Revision)
 			if err != nil {
 				return AsStatusError(err)
 			}
-			return ws.event("DELETED", raw)
+			return ws.object("DELETED", raw)
 		}
 	case store.EventDelete:
 		ok, err := f.matches(ev.KV.Value)
@@ -221,7 +237,7 @@ func (h *handler) sendEvent(ws *watchStream, f *filter, ev store.Event, fromRev 
 			if err != nil {
 				return AsStatusError(err)
 			}
-			return ws.event("DELETED", raw)
+			return ws.object("DELETED", raw)
 		}
 	}
 	return nil

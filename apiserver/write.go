@@ -294,7 +294,12 @@ func (h *handler) get() {
 		writeErr(h.w, err)
 		return
 	}
-	writeRaw(h.w, http.StatusOK, kv.Value)
+	raw, err := h.out(kv.Value)
+	if err != nil {
+		writeErr(h.w, err)
+		return
+	}
+	writeRaw(h.w, http.StatusOK, raw)
 }
 
 // update serves PUT on the object and on its status.

@@ -9,8 +9,10 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/api/fields"
 	"github.com/skiff-dev/skiff/apiserver"
 	"github.com/skiff-dev/skiff/store"
 )
@@ -125,63 +127,140 @@ func (p storePods) PodNodeName(ctx context.Context, ns, name string) (string, bo
 	return pod.Spec.NodeName, true, nil
 }
 
-// authorizer: admins may do anything; the read-only dashboard token may only
-// read; the join token nothing; a node (system:node:<name>) only what a
-// node agent needs, on its own objects:
+// authorizer: admins may do anything; the read-only dashboard token may
+// read all but Secrets (as Kubernetes' view role); the join token
+// nothing but the public paths; a node (system:node:<name>) only what a
+// node agent needs, on its own objects (Kubernetes' node authorizer):
 //
-//   - read pods, services, endpointslices, nodes, namespaces, servicecidrs,
-//     and its own Lease;
+//   - get the pods bound to it (spec.nodeName; a pod that does not
+//     exist is refused, as one of another node); list and watch pods
+//     with the field selector spec.nodeName=<node>; list and watch every
+//     pod only through podAddressView (what the node DNS needs: names,
+//     phase and IPs, no spec, no annotations);
+//   - get the Secrets, ConfigMaps, ServiceAccounts and
+//     PersistentVolumeClaims that pods bound to it reference (nodeGraph);
+//     never list or watch them;
+//   - read services, endpointslices, nodes, namespaces, servicecidrs, and
+//     its own Lease;
 //   - create its own Node (name checked by nodeRestriction, which sees the
 //     body), update/patch it and its status;
 //   - create its own Lease in kube-node-lease (nodeRestriction), update and
 //     patch it;
 //   - create, update and patch events;
-//   - update/patch the status of pods bound to it (spec.nodeName) and
-//     delete them (the end of graceful termination).
+//   - update/patch the status of pods bound to it and delete them (the
+//     end of graceful termination); for these writes a pod that does not
+//     exist passes, so that the request gets its honest 404 (a node
+//     finishing a deletion someone else completed sees NotFound).
 //
-// A pod that does not exist passes the ownership check, so that the
-// request gets its honest 404 (a node finishing a deletion someone else
-// completed sees NotFound, not Forbidden).
+// Non-resource paths (Kubernetes' nonResourceURLs, verb = the lowercase
+// method): everyone authenticated may get /healthz, /livez, /readyz,
+// /version and /version/ (upstream's system:public-info-viewer; the
+// server also serves them without a token); nodes and the dashboard may
+// get discovery and OpenAPI (/api, /api/*, /apis, /apis/*, /openapi,
+// /openapi/*: upstream's system:discovery); /metrics and every other path
+// only admins. Unlike upstream, the join token does not read discovery:
+// it authenticates only to buy a node token (nodejoin.go).
 type authorizer struct {
-	pods podNodes
+	pods  podNodes   // a pod's node, read per request (gets and writes)
+	graph *nodeGraph // what the pods of each node reference; nil: nothing
 }
 
 var readVerbs = map[string]bool{"get": true, "list": true, "watch": true}
 var writeVerbs = map[string]bool{"update": true, "patch": true}
 
-// nodeReads are the resources (group-qualified) a node may read.
+// nodeReads are the resources (group-qualified) a node may read whole.
 var nodeReads = map[string]bool{
-	"pods": true, "services": true, "endpointslices.discovery.k8s.io": true, "nodes": true,
+	"services": true, "endpointslices.discovery.k8s.io": true, "nodes": true,
 	"namespaces": true, "servicecidrs.networking.k8s.io": true,
 }
 
+// nodeRefReads are the resources a node may get when a pod bound to it
+// references the object (nodeGraph).
+var nodeRefReads = map[string]bool{
+	"secrets": true, "configmaps": true, "serviceaccounts": true, "persistentvolumeclaims": true,
+}
+
+// graphWait bounds how long a node's request waits for the node graph's
+// first list after a start (it answers 503 after that; clients retry).
+const graphWait = 5 * time.Second
+
 // Authorize implements apiserver.Authorizer.
 func (z authorizer) Authorize(ctx context.Context, u apiserver.User, a apiserver.Attributes) error {
+	_, err := z.AuthorizeView(ctx, u, a)
+	return err
+}
+
+// AuthorizeView implements apiserver.ViewAuthorizer.
+func (z authorizer) AuthorizeView(ctx context.Context, u apiserver.User, a apiserver.Attributes) (apiserver.View, error) {
+	if a.Path != "" {
+		return nil, authorizePath(u, a)
+	}
+	var view apiserver.View
+	allowed := false
 	for _, g := range u.Groups {
 		switch g {
 		case groupMasters:
-			return nil
+			return nil, nil
 		case groupReadOnly:
-			if readVerbs[a.Verb] {
-				return nil
+			if readVerbs[a.Verb] && !(a.Group == "" && a.Resource == "secrets") {
+				return nil, nil
 			}
 		case groupNodes:
-			ok, err := z.authorizeNode(ctx, nodeNameOf(u), a)
+			v, ok, err := z.authorizeNode(ctx, nodeNameOf(u), a)
 			if err != nil {
-				return apiserver.NewInternal(fmt.Errorf("authorize %s: %w", u.Name, err))
+				var se *apiserver.StatusError
+				if errors.As(err, &se) {
+					return nil, se
+				}
+				return nil, apiserver.NewInternal(fmt.Errorf("authorize %s: %w", u.Name, err))
 			}
 			if ok {
-				return nil
+				view, allowed = v, true
 			}
 		}
 	}
+	if allowed {
+		return view, nil
+	}
 	//lint:ignore ST1005 kube-apiserver's exact text, which clients match
-	return fmt.Errorf("User %q cannot %s resource %q in API group %q%s", u.Name, a.Verb, resourceName(a), a.Group, scopeOf(a))
+	return nil, fmt.Errorf("User %q cannot %s resource %q in API group %q%s", u.Name, a.Verb, resourceName(a), a.Group, scopeOf(a))
 }
 
-func (z authorizer) authorizeNode(ctx context.Context, node string, a apiserver.Attributes) (bool, error) {
+// publicPaths anyone authenticated may get (system:public-info-viewer).
+var publicPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true, "/version/": true}
+
+// isDiscoveryPath: /api, /api/*, /apis, /apis/*, /openapi, /openapi/*.
+func isDiscoveryPath(p string) bool {
+	for _, root := range []string{"/api", "/apis", "/openapi"} {
+		if p == root || strings.HasPrefix(p, root+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func authorizePath(u apiserver.User, a apiserver.Attributes) error {
+	for _, g := range u.Groups {
+		switch {
+		case g == groupMasters:
+			return nil
+		case a.Verb != "get":
+		case publicPaths[a.Path]:
+			return nil
+		case (g == groupNodes || g == groupReadOnly) && isDiscoveryPath(a.Path):
+			return nil
+		}
+	}
+	if len(u.Groups) == 0 && a.Verb == "get" && publicPaths[a.Path] {
+		return nil
+	}
+	//lint:ignore ST1005 kube-apiserver's exact text, which clients match
+	return fmt.Errorf("User %q cannot %s path %q", u.Name, a.Verb, a.Path)
+}
+
+func (z authorizer) authorizeNode(ctx context.Context, node string, a apiserver.Attributes) (apiserver.View, bool, error) {
 	if node == "" {
-		return false, nil
+		return nil, false, nil
 	}
 	res := a.Resource
 	if a.Group != "" {
@@ -189,38 +268,131 @@ func (z authorizer) authorizeNode(ctx context.Context, node string, a apiserver.
 	}
 	switch {
 	case a.Subresource == "" && readVerbs[a.Verb] && nodeReads[res]:
-		return true, nil
+		return nil, true, nil
+	case nodeRefReads[res]:
+		if a.Subresource != "" || a.Verb != "get" || z.graph == nil {
+			return nil, false, nil
+		}
+		wctx, cancel := context.WithTimeout(ctx, graphWait)
+		defer cancel()
+		if !z.graph.waitSynced(wctx) {
+			return nil, false, apiserver.NewStatus(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable,
+				"the node authorizer has not read the pods yet; retry")
+		}
+		return nil, z.graph.hasRef(node, objRef{a.Resource, a.Namespace, a.Name}), nil
 	case res == "nodes":
 		switch {
 		case a.Subresource == "" && a.Verb == "create":
-			return true, nil // the name is checked by nodeRestriction
+			return nil, true, nil // the name is checked by nodeRestriction
 		case (a.Subresource == "" || a.Subresource == "status") && (writeVerbs[a.Verb] || a.Verb == "get"):
-			return a.Name == node, nil
+			return nil, a.Name == node, nil
 		}
 	case res == "leases.coordination.k8s.io":
 		if a.Subresource != "" || a.Namespace != nodeLeaseNamespace {
-			return false, nil
+			return nil, false, nil
 		}
 		switch {
 		case a.Verb == "create":
-			return true, nil // the name is checked by nodeRestriction
+			return nil, true, nil // the name is checked by nodeRestriction
 		case a.Verb == "get" || writeVerbs[a.Verb]:
-			return a.Name == node, nil
+			return nil, a.Name == node, nil
 		}
 	case res == "events":
-		return a.Subresource == "" && (a.Verb == "create" || writeVerbs[a.Verb]), nil
+		return nil, a.Subresource == "" && (a.Verb == "create" || writeVerbs[a.Verb]), nil
 	case res == "pods":
-		own := (a.Subresource == "status" && writeVerbs[a.Verb]) || (a.Subresource == "" && a.Verb == "delete")
-		if !own || z.pods == nil {
-			return false, nil
+		return z.authorizeNodePods(ctx, node, a)
+	}
+	return nil, false, nil
+}
+
+func (z authorizer) authorizeNodePods(ctx context.Context, node string, a apiserver.Attributes) (apiserver.View, bool, error) {
+	switch {
+	case (a.Verb == "list" || a.Verb == "watch") && a.Subresource == "":
+		if a.FieldSelector != nil {
+			if n, ok := fields.ExactMatch(a.FieldSelector, "spec.nodeName"); ok && n == node {
+				return nil, true, nil
+			}
+		}
+		return podAddressView, true, nil
+	case a.Verb == "get" && (a.Subresource == "" || a.Subresource == "status"):
+		if z.pods == nil {
+			return nil, false, nil
 		}
 		bound, found, err := z.pods.PodNodeName(ctx, a.Namespace, a.Name)
-		if err != nil {
-			return false, err
+		return nil, err == nil && found && bound == node, err
+	case (a.Subresource == "status" && writeVerbs[a.Verb]) || (a.Subresource == "" && a.Verb == "delete"):
+		if z.pods == nil {
+			return nil, false, nil
 		}
-		return !found || bound == node, nil
+		bound, found, err := z.pods.PodNodeName(ctx, a.Namespace, a.Name)
+		return nil, err == nil && (!found || bound == node), err
 	}
-	return false, nil
+	return nil, false, nil
+}
+
+// podAddressView is what a node sees of the pods it lists or watches
+// without the selector spec.nodeName=<itself>: what the node DNS answers
+// pod records from (namespace, name, phase, IPs, deletion), never the
+// spec (env, volumes, images) nor labels and annotations.
+func podAddressView(raw []byte) ([]byte, error) {
+	var in struct {
+		Kind       string `json:"kind"`
+		APIVersion string `json:"apiVersion"`
+		Metadata   struct {
+			Name              string          `json:"name"`
+			Namespace         string          `json:"namespace"`
+			UID               string          `json:"uid"`
+			ResourceVersion   string          `json:"resourceVersion"`
+			CreationTimestamp json.RawMessage `json:"creationTimestamp"`
+			DeletionTimestamp json.RawMessage `json:"deletionTimestamp"`
+		} `json:"metadata"`
+		Spec struct {
+			NodeName string `json:"nodeName"`
+		} `json:"spec"`
+		Status struct {
+			Phase  string            `json:"phase"`
+			PodIP  string            `json:"podIP"`
+			PodIPs []json.RawMessage `json:"podIPs"`
+		} `json:"status"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, fmt.Errorf("pod view: %w", err)
+	}
+	type meta struct {
+		Name              string          `json:"name"`
+		Namespace         string          `json:"namespace"`
+		UID               string          `json:"uid,omitempty"`
+		ResourceVersion   string          `json:"resourceVersion,omitempty"`
+		CreationTimestamp json.RawMessage `json:"creationTimestamp,omitempty"`
+		DeletionTimestamp json.RawMessage `json:"deletionTimestamp,omitempty"`
+	}
+	type podIP struct {
+		IP string `json:"ip"`
+	}
+	out := struct {
+		Kind       string `json:"kind"`
+		APIVersion string `json:"apiVersion"`
+		Metadata   meta   `json:"metadata"`
+		Spec       struct {
+			NodeName   string     `json:"nodeName,omitempty"`
+			Containers []struct{} `json:"containers"`
+		} `json:"spec"`
+		Status struct {
+			Phase  string  `json:"phase,omitempty"`
+			PodIP  string  `json:"podIP,omitempty"`
+			PodIPs []podIP `json:"podIPs,omitempty"`
+		} `json:"status"`
+	}{Kind: in.Kind, APIVersion: in.APIVersion, Metadata: meta(in.Metadata)}
+	out.Spec.NodeName = in.Spec.NodeName
+	out.Spec.Containers = []struct{}{}
+	out.Status.Phase, out.Status.PodIP = in.Status.Phase, in.Status.PodIP
+	for _, r := range in.Status.PodIPs {
+		var ip podIP
+		if json.Unmarshal(r, &ip) == nil && ip.IP != "" {
+			out.Status.PodIPs = append(out.Status.PodIPs, ip)
+		}
+	}
+	return json.Marshal(out)
 }
 
 func resourceName(a apiserver.Attributes) string {

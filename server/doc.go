@@ -30,14 +30,22 @@
 //     name. Trade-off: re-issuing on every join means the server never
 //     stores a token it could hand out again, at the cost of one join per
 //     agent start (the agent caches its token and re-joins only on 401).
-//   - The authorizer (auth.go) lets a node read pods, services,
-//     endpointslices, nodes, namespaces, servicecidrs and its own Lease,
-//     and write its own Node (and status), its own Lease in
-//     kube-node-lease, events, and the status of pods bound to it (the pod
-//     is read from the store: spec.nodeName never changes once set), and
-//     delete those pods. Anything else is 403. The NodeRestriction hook
-//     checks what needs the object: the name of a created Node or Lease,
-//     and that a node never sets or changes its podCIDR.
+//   - The authorizer (auth.go, Kubernetes' node authorizer) lets a node
+//     get the pods bound to it, list and watch them with the field
+//     selector spec.nodeName=<node> (every other pod list or watch of a
+//     node returns names, phase and IPs only: what the node DNS reads),
+//     get the Secrets, ConfigMaps, ServiceAccounts and
+//     PersistentVolumeClaims its pods reference (nodegraph.go: a graph
+//     kept from a watch of the pods in the store, not a scan per
+//     request), read services, endpointslices, nodes, namespaces,
+//     servicecidrs and its own Lease, and write its own Node (and
+//     status), its own Lease in kube-node-lease, events, and the status
+//     of pods bound to it (the pod is read from the store: spec.nodeName
+//     never changes once set), and delete those pods. Anything else is
+//     403, and so are /metrics and every non-resource path but discovery
+//     and OpenAPI. The NodeRestriction hook checks what needs the object:
+//     the name of a created Node or Lease, and that a node never sets or
+//     changes its podCIDR.
 //   - nodeipam (controller/nodeipam) gives every Node a podCIDR out of
 //     --cluster-cidr (/--node-cidr-mask-size, 24 by default).
 //   - Unless --disable-agent, Start also runs a node agent for this machine
@@ -53,12 +61,16 @@
 //     resource API; admins and the read-only dashboard token only: 403 for
 //     nodes and the join token) are answered by the agent of the pod's node
 //     (nodeapi.go): the built-in agent in-process, any other over its node
-//     API, at the URL its Node publishes (annotation skiff.dev/node-api),
+//     API, at the address its latest join came from (kept in
+//     tokens/nodes/<name>) on the port of the URL its Node publishes
+//     (annotation skiff.dev/node-api; the host there is not dialled),
 //     pinning the SHA-256 of the certificate it publishes next to it, and
 //     presenting a client certificate (CN skiff-apiserver-node-client,
 //     ClientAuth only) that Start issues in memory from the cluster CA.
-//   - A pod not scheduled is 400; a node missing, publishing no node API or
-//     unreachable, or a certificate that is not the pinned one, is 503.
+//   - A pod not scheduled is 400; a node missing, never joined, publishing
+//     no node API or unreachable, or a certificate that is not the pinned
+//     one, is 503 (the last two with a generic message; the detail is
+//     logged at Warn).
 //
 // # DNS
 //

@@ -10,8 +10,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -28,27 +32,84 @@ import (
 // HTTPS with the server's client certificate (issued in memory from the
 // cluster CA, CN netagent.NodeAPIClientName), pinning the serving
 // certificate each node published on its Node (AnnotationNodeAPICert).
+//
+// # Where it dials
+//
+// A node writes its own Node, so the URL it publishes
+// (AnnotationNodeAPI) is not trusted as a destination: the server dials
+// only the address the node's latest join came from (nodeTokens
+// records it; the node cannot state it), on the port of the published
+// URL (10250 when it names none). The port is the node's choice because
+// several agents may share a machine, each on its own
+// --node-api-listen; the host is always the node's own machine as the
+// server saw it, so a node can make the server connect only to a port
+// of the machine it runs on, which it can reach itself. A node without
+// a recorded join (a Node an admin created) has no node API. Failures
+// to reach or authenticate the node API answer the client a generic 503
+// and are logged (Warn) with the detail.
 type nodeAPI struct {
 	st      store.Interface
 	pods    *api.ResourceInfo
 	nodes   *api.ResourceInfo
 	cert    tls.Certificate
+	addrs   joinAddresses
+	log     *slog.Logger
 	builtin atomic.Pointer[netagent.Agent]
 
 	mu     sync.Mutex
 	byCert map[string]*http.Client // pinned SHA-256 -> client
 }
 
-func newNodeAPI(st store.Interface, res []*api.ResourceInfo, cert tls.Certificate) *nodeAPI {
+// joinAddresses tells where each node joined from (nodeTokens).
+type joinAddresses interface {
+	joinAddress(node string) (netip.Addr, bool)
+}
+
+func newNodeAPI(st store.Interface, res []*api.ResourceInfo, cert tls.Certificate, addrs joinAddresses, log *slog.Logger) *nodeAPI {
 	t := resourceTable(res)
-	return &nodeAPI{st: st, pods: t["pods"], nodes: t["nodes"], cert: cert, byCert: map[string]*http.Client{}}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &nodeAPI{st: st, pods: t["pods"], nodes: t["nodes"], cert: cert, addrs: addrs, log: log, byCert: map[string]*http.Client{}}
 }
 
 // agentEndpoint is how to reach the agent of one node.
 type agentEndpoint struct {
 	local *netagent.Agent // the built-in agent
+	node  string
 	url   string
 	http  *http.Client
+	log   *slog.Logger
+}
+
+// defaultNodeAPIPort is the port dialled when the published URL names none.
+const defaultNodeAPIPort = "10250"
+
+// nodeAPIPort is the port of a published node API URL.
+func nodeAPIPort(published string) (string, error) {
+	u, err := url.Parse(published)
+	if err != nil {
+		return "", err
+	}
+	if u.Scheme != "https" {
+		return "", fmt.Errorf("scheme %q is not https", u.Scheme)
+	}
+	p := u.Port()
+	if p == "" {
+		return defaultNodeAPIPort, nil
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("port %q is not a port", p)
+	}
+	return p, nil
+}
+
+// unreachable is the answer when the node API of node cannot be used; the
+// detail goes to the log only.
+func unreachable(node string) error {
+	return apiserver.NewStatus(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable,
+		fmt.Sprintf("the node API of node %q could not be reached (the server log has the detail)", node))
 }
 
 // podNode returns the node a pod runs on and how to reach its agent.
@@ -88,7 +149,22 @@ func (n *nodeAPI) podNode(ctx context.Context, ns, name string) (string, agentEn
 		return "", agentEndpoint{}, apiserver.NewStatus(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable,
 			fmt.Sprintf("node %q publishes no node API (its agent runs without --node-api-listen or without --server-ca)", node))
 	}
-	return node, agentEndpoint{url: strings.TrimSuffix(u, "/"), http: n.client(sum)}, nil
+	var addr netip.Addr
+	found := false
+	if n.addrs != nil {
+		addr, found = n.addrs.joinAddress(node)
+	}
+	if !found {
+		return "", agentEndpoint{}, apiserver.NewStatus(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable,
+			fmt.Sprintf("node %q has not joined this server, so the server knows no address of its node API", node))
+	}
+	port, err := nodeAPIPort(u)
+	if err != nil {
+		n.log.Warn("node API: the published URL is unusable", "node", node, "url", u, "err", err)
+		return "", agentEndpoint{}, unreachable(node)
+	}
+	target := "https://" + net.JoinHostPort(addr.Unmap().String(), port)
+	return node, agentEndpoint{node: node, url: target, http: n.client(sum), log: n.log}, nil
 }
 
 // client is the HTTPS client that accepts only the certificate whose
@@ -139,8 +215,10 @@ func (e agentEndpoint) get(ctx context.Context, path string, q url.Values) (*htt
 	}
 	resp, err := e.http.Do(req)
 	if err != nil {
-		return nil, apiserver.NewStatus(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable,
-			fmt.Sprintf("the node API at %s is unreachable: %v", e.url, err))
+		if ctx.Err() == nil {
+			e.log.Warn("node API unreachable", "node", e.node, "url", e.url, "err", err)
+		}
+		return nil, unreachable(e.node)
 	}
 	if resp.StatusCode == http.StatusOK {
 		return resp, nil
@@ -267,7 +345,8 @@ func (n *nodeAPI) Trace(ctx context.Context, ns, name, rawURL string) (*api.Trac
 	defer resp.Body.Close()
 	var tr api.Trace
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 16<<20)).Decode(&tr); err != nil {
-		return nil, apiserver.NewInternal(fmt.Errorf("decode the trace from %s: %w", ep.url, err))
+		n.log.Warn("node API: undecodable trace", "node", ep.node, "url", ep.url, "err", err)
+		return nil, apiserver.NewInternal(fmt.Errorf("the trace from node %q is undecodable", ep.node))
 	}
 	return &tr, nil
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -54,6 +55,11 @@ type nodeTokens struct {
 type nodeRecord struct {
 	TokenHash    string `json:"tokenHash"`
 	PasswordHash string `json:"passwordHash"`
+	// Address is the IP the node's latest join came from: the only
+	// host the server dials for the node's API (nodeapi.go). A record
+	// without one (written before addresses were kept) authenticates
+	// nothing, so that the agent, answered 401, joins again by itself.
+	Address string `json:"address,omitempty"`
 }
 
 // loadNodeTokens reads every record under <dataDir>/tokens/nodes.
@@ -79,6 +85,9 @@ func loadNodeTokens(dataDir string, log *slog.Logger) (*nodeTokens, error) {
 			log.Warn("ignoring a malformed node token file", "file", e.Name(), "err", err)
 			continue
 		}
+		if r.Address == "" {
+			log.Info("node joined before join addresses were kept: its token is refused until its agent joins again (it does so by itself)", "node", e.Name())
+		}
 		t.byName[e.Name()] = r
 	}
 	return t, nil
@@ -103,7 +112,7 @@ func (t *nodeTokens) authenticate(token string) (string, bool) {
 	t.mu.RLock()
 	r, ok := t.byName[name]
 	t.mu.RUnlock()
-	if !ok {
+	if !ok || r.Address == "" {
 		return "", false
 	}
 	got := hashSecret(rest[i+1:])
@@ -113,12 +122,28 @@ func (t *nodeTokens) authenticate(token string) (string, bool) {
 	return name, true
 }
 
+// joinAddress is the address the node's latest join came from.
+func (t *nodeTokens) joinAddress(name string) (netip.Addr, bool) {
+	t.mu.RLock()
+	r, ok := t.byName[name]
+	t.mu.RUnlock()
+	if !ok {
+		return netip.Addr{}, false
+	}
+	a, err := netip.ParseAddr(r.Address)
+	return a, err == nil
+}
+
 // errPasswordMismatch: the name belongs to a machine with another password.
 var errPasswordMismatch = errors.New("node password mismatch")
 
 // issue checks the node's password (recording it on the first join) and
-// returns a fresh token for the node.
-func (t *nodeTokens) issue(name, password string) (string, error) {
+// returns a fresh token for the node, recording addr as the node's
+// address.
+func (t *nodeTokens) issue(name, password string, addr netip.Addr) (string, error) {
+	if !addr.IsValid() {
+		return "", errors.New("the join request has no client address")
+	}
 	buf := make([]byte, 32)
 	if _, err := rand.Read(buf); err != nil {
 		return "", err
@@ -130,7 +155,7 @@ func (t *nodeTokens) issue(name, password string) (string, error) {
 	if r, ok := t.byName[name]; ok && subtle.ConstantTimeCompare([]byte(r.PasswordHash), []byte(pw)) != 1 {
 		return "", errPasswordMismatch
 	}
-	r := nodeRecord{TokenHash: hashSecret(secret), PasswordHash: pw}
+	r := nodeRecord{TokenHash: hashSecret(secret), PasswordHash: pw, Address: addr.Unmap().String()}
 	b, err := json.Marshal(r)
 	if err != nil {
 		return "", err
@@ -221,7 +246,10 @@ func (h *joinHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("password: must be at least %d characters", netagent.MinPasswordLen))
 		return
 	}
-	token, err := h.tokens.issue(name, req.Password)
+	// The address the server will dial for the node's API: the one it
+	// sees the node at, not one the node states.
+	remote, _ := netip.ParseAddrPort(r.RemoteAddr)
+	token, err := h.tokens.issue(name, req.Password, remote.Addr())
 	switch {
 	case errors.Is(err, errPasswordMismatch):
 		h.log.Warn("node join refused: password mismatch", "node", name, "remote", r.RemoteAddr)
@@ -234,7 +262,7 @@ func (h *joinHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusInternalServerError, api.StatusReasonInternalError, "issuing the node token failed")
 		return
 	}
-	h.log.Info("node joined", "node", name, "remote", r.RemoteAddr)
+	h.log.Info("node joined", "node", name, "remote", r.RemoteAddr, "address", remote.Addr().Unmap())
 	resp := netagent.JoinResponse{
 		Kind: netagent.JoinResponseKind, APIVersion: netagent.JoinAPIVersion,
 		NodeName: name, User: nodeUserPrefix + name, Token: token,

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -50,6 +51,9 @@ type Server struct {
 	agent    *builtinAgent // nil with --disable-agent (agent.go)
 	nodeAPI  *nodeAPI      // logs and traces from the agents (nodeapi.go)
 	auth     *tokenAuth
+	graph    *nodeGraph           // the node authorizer's pod references (nodegraph.go)
+	stopBg   context.CancelFunc   // ends the goroutines below
+	bg       sync.WaitGroup       // the node graph's watch
 	reg      *prometheus.Registry // /metrics: the API server's, DNS's and the built-in agent's
 }
 
@@ -140,15 +144,24 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	if err != nil {
 		return nil, fmt.Errorf("server: node API client: %w", err)
 	}
-	s.nodeAPI = newNodeAPI(s.store, s.resource, clientCert)
+	s.nodeAPI = newNodeAPI(s.store, s.resource, clientCert, s.nodes, log.With("component", "nodeapi"))
 	s.auth = newTokenAuth(s.bundle.AdminToken, s.bundle.NodeToken, s.bundle.DashboardToken, s.nodes)
+	podInfo := resourceTable(s.resource)["pods"]
+	s.graph = newNodeGraph(log.With("component", "nodegraph"))
+	bgCtx, stopBg := context.WithCancel(context.WithoutCancel(ctx))
+	s.stopBg = stopBg
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		s.graph.run(bgCtx, s.store, podsPrefix(apiserver.KeyFor(podInfo, "", "")))
+	}()
 	v := version.Get()
 	s.api, err = apiserver.New(apiserver.Config{
 		Store:         s.store,
 		Resources:     s.resource,
 		Authenticator: s.auth,
 		PodLogs:       s.nodeAPI.PodLogs,
-		Authorizer:    authorizer{pods: storePods{st: s.store, info: resourceTable(s.resource)["pods"]}},
+		Authorizer:    authorizer{pods: storePods{st: s.store, info: podInfo}, graph: s.graph},
 		Hooks: map[string]apiserver.TxnHook{
 			"services": s.hook, "ipaddresses.networking.k8s.io": s.hook,
 			"nodes": nodeRestriction{}, "leases.coordination.k8s.io": nodeRestriction{},
@@ -256,6 +269,11 @@ func (s *Server) close() error {
 	}
 	if s.ln != nil && s.http == nil {
 		s.ln.Close()
+	}
+	if s.stopBg != nil {
+		s.stopBg()
+		s.bg.Wait()
+		s.stopBg = nil
 	}
 	if s.store != nil {
 		err := s.store.Close()
