@@ -391,6 +391,10 @@ func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, gv *gro
 			return
 		}
 	}
+	if err := checkDryRun(req, verb); err != nil {
+		writeErr(w, err)
+		return
+	}
 	h := &handler{s: s, r: t.r, ns: t.ns, name: t.name, sub: t.sub, w: w, req: req}
 	finish, ok := s.outputConverter(h, verb) // Table and PartialObjectMetadata (table.go)
 	if !ok {
