@@ -29,6 +29,8 @@ type Server struct {
 	log      *slog.Logger
 	now      func() time.Time
 	maxBody  int64
+	bodyTime time.Duration // BodyTimeout
+	inflight *inflight
 	patcher  Patcher
 	podLogs  PodLogsFunc
 	ready    func() bool
@@ -98,6 +100,10 @@ func New(cfg Config) (*Server, error) {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
+	s.bodyTime = cfg.BodyTimeout
+	if s.bodyTime <= 0 {
+		s.bodyTime = DefaultBodyTimeout
+	}
 	if s.patcher == nil {
 		s.patcher = defaultPatcher
 	}
@@ -123,6 +129,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.metrics = m
+	s.inflight = newInflight(orDefault(cfg.MaxRequestsInFlight, DefaultMaxRequestsInFlight),
+		orDefault(cfg.MaxMutatingRequestsInFlight, DefaultMaxMutatingRequestsInFlight), m.inflight)
 
 	hooksUsed := make(map[string]bool)
 	for _, info := range cfg.Resources {
@@ -163,6 +171,14 @@ func New(cfg Config) (*Server, error) {
 	s.bufPool.New = func() any { return bufio.NewWriterSize(io.Discard, 64<<10) }
 	s.handler = s.routes()
 	return s, nil
+}
+
+// orDefault is n, or def when n is 0.
+func orDefault(n, def int) int {
+	if n == 0 {
+		return def
+	}
+	return n
 }
 
 func compactStrings(in []string) []string {
@@ -208,7 +224,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(recoverer(s.log), requestLogger(s.log), s.metrics.instrument)
+	r.Use(recoverer(s.log), requestLogger(s.log), s.metrics.instrument, bodyDeadline(s.bodyTime))
 	r.NotFound(s.authenticated(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, pathNotFound())
 	}))
@@ -223,7 +239,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/version", s.serveVersion)
 
 	r.Group(func(r chi.Router) {
-		r.Use(authenticate(s.authn), limitBody(s.maxBody))
+		r.Use(authenticate(s.authn), s.inflight.middleware, limitBody(s.maxBody))
 		r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.gatherer, promhttp.HandlerOpts{}))
 		r.Get("/api", s.serveAPIVersions)
 		r.Get("/apis", s.serveAPIGroupList)
