@@ -101,6 +101,7 @@ const (
 	StatusReasonNotAcceptable         StatusReason = "NotAcceptable"
 	StatusReasonTimeout               StatusReason = "Timeout"
 	StatusReasonServiceUnavailable    StatusReason = "ServiceUnavailable"
+	StatusReasonTooManyRequests       StatusReason = "TooManyRequests"
 )
 
 // StatusDetails names the object a Status is about and lists field causes.

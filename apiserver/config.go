@@ -18,6 +18,10 @@ import (
 // DefaultMaxBodyBytes is the request body limit when Config.MaxBodyBytes is 0.
 const DefaultMaxBodyBytes = 3 << 20
 
+// DefaultBodyTimeout is the time a request has to send its body when
+// Config.BodyTimeout is 0 (kube-apiserver's default --request-timeout).
+const DefaultBodyTimeout = 60 * time.Second
+
 // Config is everything New needs.
 type Config struct {
 	// Store holds the objects. Required.
@@ -44,6 +48,15 @@ type Config struct {
 	Logger *slog.Logger
 	// MaxBodyBytes caps request bodies; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// BodyTimeout bounds how long a request may take to send its body
+	// (a stalled body gets 408); 0 means DefaultBodyTimeout.
+	BodyTimeout time.Duration
+	// MaxRequestsInFlight caps the reads (GET, HEAD) served at once and
+	// MaxMutatingRequestsInFlight the writes; watches and pods/log are not
+	// counted. Over the cap a request gets 429 (system:masters users
+	// excepted). 0 means the default (400, 200), below 0 no limit.
+	MaxRequestsInFlight         int
+	MaxMutatingRequestsInFlight int
 	// Version is served at /version; empty fields get defaults.
 	Version VersionInfo
 	// Ready gates /readyz; nil means always ready.

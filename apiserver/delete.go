@@ -43,7 +43,7 @@ func (h *handler) parseDeleteOptions() (opts *deleteOptions, policy string, dryR
 	if err != nil {
 		return nil, "", false, err
 	}
-	return opts, policy, isDryRun(h.req) || slices.Contains(opts.DryRun, "All"), nil
+	return opts, policy, isDryRun(h.req) || slices.Contains(opts.DryRun, dryRunAll), nil
 }
 
 func (h *handler) deleteOptions() (*deleteOptions, string, error) {
@@ -67,7 +67,7 @@ func (h *handler) deleteOptions() (*deleteOptions, string, error) {
 		if opts.Kind != "" && opts.Kind != "DeleteOptions" {
 			return nil, "", NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (DeleteOptions)", opts.Kind))
 		}
-		if err := checkDryRunValues(opts.DryRun, "DeleteOptions"); err != nil {
+		if err := validateDryRun("DeleteOptions", opts.DryRun); err != nil {
 			return nil, "", err
 		}
 	}

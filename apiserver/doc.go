@@ -6,9 +6,14 @@
 //
 // Every request passes, in order: recoverer (a panic becomes a 500 Status),
 // requestLogger (slog), metrics (apiserver_request_total,
-// apiserver_request_duration_seconds), then, for everything but /healthz,
-// /livez, /readyz and /version, authenticate (Bearer token → User in the
-// context, else 401) and limitBody (413 over Config.MaxBodyBytes). chi
+// apiserver_request_duration_seconds), bodyDeadline (a request with a body
+// must send it within Config.BodyTimeout, else 408), then, for everything
+// but /healthz, /livez, /readyz and /version, authenticate (Bearer token →
+// User in the context, else 401), inflight (429 over
+// Config.MaxRequestsInFlight reads or MaxMutatingRequestsInFlight writes,
+// as kube-apiserver's max-in-flight filter) and limitBody (413 over
+// Config.MaxBodyBytes). Bodies are read into a buffer that grows with the
+// bytes that arrive, never by the Content-Length announced (readBody). chi
 // routes discovery (/api, /apis, /api/v1, /apis/{g}/{v}), OpenAPI and
 // /metrics, each authorized as a non-resource request (Attributes.Path,
 // verb = the lowercase method), as are unknown paths (403 or 404);

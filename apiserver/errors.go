@@ -157,6 +157,12 @@ func NewRequestEntityTooLarge(limit int64) *StatusError {
 		fmt.Sprintf("Request entity too large: limit is %d", limit), nil)
 }
 
+// NewRequestTimeout (408, reason Timeout): the request's body did not
+// arrive in time.
+func NewRequestTimeout(msg string) *StatusError {
+	return newStatusError(http.StatusRequestTimeout, api.StatusReasonTimeout, msg, nil)
+}
+
 // NewTimeout (504), e.g. a watch from a revision that has not happened yet.
 func NewTimeout(msg string) *StatusError {
 	return newStatusError(http.StatusGatewayTimeout, api.StatusReasonTimeout, msg, nil)

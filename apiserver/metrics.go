@@ -10,6 +10,7 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
 	watchers prometheus.Gauge
+	inflight *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -27,8 +28,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "apiserver_watchers",
 			Help: "Open watch streams.",
 		}),
+		inflight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "apiserver_current_inflight_requests",
+			Help: "Requests being served that count against --max-requests-inflight (readOnly) and --max-mutating-requests-inflight (mutating).",
+		}, []string{"request_kind"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.duration, m.watchers} {
+	for _, c := range []prometheus.Collector{m.requests, m.duration, m.watchers, m.inflight} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("apiserver: registering metrics: %w", err)
 		}

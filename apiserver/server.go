@@ -30,6 +30,8 @@ type Server struct {
 	log      *slog.Logger
 	now      func() time.Time
 	maxBody  int64
+	bodyTime time.Duration // BodyTimeout
+	inflight *inflight
 	patcher  Patcher
 	podLogs  PodLogsFunc
 	ready    func() bool
@@ -99,6 +101,10 @@ func New(cfg Config) (*Server, error) {
 	if s.maxBody <= 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
+	s.bodyTime = cfg.BodyTimeout
+	if s.bodyTime <= 0 {
+		s.bodyTime = DefaultBodyTimeout
+	}
 	if s.patcher == nil {
 		s.patcher = defaultPatcher
 	}
@@ -124,6 +130,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.metrics = m
+	s.inflight = newInflight(orDefault(cfg.MaxRequestsInFlight, DefaultMaxRequestsInFlight),
+		orDefault(cfg.MaxMutatingRequestsInFlight, DefaultMaxMutatingRequestsInFlight), m.inflight)
 
 	hooksUsed := make(map[string]bool)
 	for _, info := range cfg.Resources {
@@ -164,6 +172,14 @@ func New(cfg Config) (*Server, error) {
 	s.bufPool.New = func() any { return bufio.NewWriterSize(io.Discard, 64<<10) }
 	s.handler = s.routes()
 	return s, nil
+}
+
+// orDefault is n, or def when n is 0.
+func orDefault(n, def int) int {
+	if n == 0 {
+		return def
+	}
+	return n
 }
 
 func compactStrings(in []string) []string {
@@ -209,7 +225,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(recoverer(s.log), requestLogger(s.log), s.metrics.instrument)
+	r.Use(recoverer(s.log), requestLogger(s.log), s.metrics.instrument, bodyDeadline(s.bodyTime))
 	r.NotFound(s.authenticated(func(w http.ResponseWriter, r *http.Request) {
 		if s.nonResourceAllowed(w, r) {
 			writeError(w, pathNotFound())
@@ -228,7 +244,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/version", s.serveVersion)
 
 	r.Group(func(r chi.Router) {
-		r.Use(authenticate(s.authn), limitBody(s.maxBody))
+		r.Use(authenticate(s.authn), s.inflight.middleware, limitBody(s.maxBody))
 		// Non-resource requests: the Authorizer sees their path.
 		r.Group(func(r chi.Router) {
 			r.Use(s.authorizePath)
@@ -315,13 +331,6 @@ func parsePath(gv *groupVersion, rest string) (target, bool) {
 		t.sub = segs[2]
 	}
 	return t, true
-}
-
-// optionsKind is the options kind of each writing verb, which names the
-// kind of a 422 about its query options.
-var optionsKind = map[string]string{
-	"create": "CreateOptions", "update": "UpdateOptions", "patch": "PatchOptions",
-	"delete": "DeleteOptions", "deletecollection": "DeleteOptions",
 }
 
 // serveResource dispatches one resource request by path shape and method.
@@ -424,11 +433,9 @@ func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, gv *gro
 			return
 		}
 	}
-	if kind := optionsKind[verb]; kind != "" {
-		if err := checkDryRun(req, kind); err != nil {
-			writeErr(w, err)
-			return
-		}
+	if err := checkDryRun(req, verb); err != nil {
+		writeErr(w, err)
+		return
 	}
 	h := &handler{s: s, r: t.r, ns: t.ns, name: t.name, sub: t.sub, w: w, req: req, view: view}
 	finish, ok := s.outputConverter(h, verb) // Table and PartialObjectMetadata (table.go)

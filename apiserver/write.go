@@ -130,22 +130,6 @@ func (s *Server) checkNamespace(tx store.Txn, r *resource, ns, name string) erro
 	return nil
 }
 
-// checkDryRun rejects a dryRun query value other than All, as Kubernetes
-// does (422 naming the field): an unknown value must not fall through to
-// a real write. kind is the verb's options kind (CreateOptions, ...).
-func checkDryRun(r *http.Request, kind string) error {
-	return checkDryRunValues(r.URL.Query()["dryRun"], kind)
-}
-
-func checkDryRunValues(vs []string, kind string) error {
-	for _, v := range vs {
-		if v != "All" {
-			return NewInvalid(kind, "", field.ErrorList{field.NotSupported(field.NewPath("dryRun"), v, []string{"All"})})
-		}
-	}
-	return nil
-}
-
 func isDryRun(r *http.Request) bool {
 	for _, v := range r.URL.Query()["dryRun"] {
 		if v == "All" {

@@ -189,6 +189,9 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.DurationVar(&cfg.PodEvictionTimeout, "pod-eviction-timeout", cfg.PodEvictionTimeout, "delete a NotReady node's controller-owned pods after this long")
 	f.IntVar(&cfg.HistorySize, "history-size", cfg.HistorySize, "revisions of watch history kept in the store")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long SIGTERM waits for requests to finish")
+	f.IntVar(&cfg.MaxRequestsInFlight, "max-requests-inflight", cfg.MaxRequestsInFlight, "most reads served at once, watches and logs apart; more get 429 (0: no limit)")
+	f.IntVar(&cfg.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", cfg.MaxMutatingRequestsInFlight, "most writes served at once; more get 429 (0: no limit)")
+	f.DurationVar(&cfg.RequestBodyTimeout, "request-body-timeout", cfg.RequestBodyTimeout, "how long a request may take to send its body; a stalled one gets 408")
 	return cmd
 }
 

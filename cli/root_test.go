@@ -21,7 +21,8 @@ func TestServerFlags(t *testing.T) {
 		"--service-cidr", "10.0.0.0/24", "--cluster-cidr", "10.1.0.0/16", "--node-port-range", "31000-31010",
 		"--cluster-domain", "example.internal", "--tls-san", "a.example", "--tls-san", "192.0.2.7",
 		"--disable-agent", "--dns-listen", "127.0.0.1:1053", "--dns-upstream", "127.0.0.1:53", "--dns-ttl", "30s",
-		"--node-ip", "192.0.2.1", "--runtime", "process", "--proxy-mode", "nftables"})
+		"--node-ip", "192.0.2.1", "--runtime", "process", "--proxy-mode", "nftables",
+		"--max-requests-inflight", "40", "--max-mutating-requests-inflight", "0", "--request-body-timeout", "5s"})
 	if err := root.ExecuteContext(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,8 @@ func TestServerFlags(t *testing.T) {
 		got.ClusterCIDR != want.ClusterCIDR || got.NodePortRange != want.NodePortRange ||
 		got.ClusterDomain != want.ClusterDomain || strings.Join(got.TLSSANs, ",") != "a.example,192.0.2.7" ||
 		!got.DisableAgent || got.DNSListen != want.DNSListen || got.DNSTTL != 30*time.Second || strings.Join(got.DNSUpstream, ",") != "127.0.0.1:53" ||
-		strings.Join(got.NodeIP, ",") != "192.0.2.1" || got.Runtime != "process" || got.ProxyMode != "nftables" {
+		strings.Join(got.NodeIP, ",") != "192.0.2.1" || got.Runtime != "process" || got.ProxyMode != "nftables" ||
+		got.MaxRequestsInFlight != 40 || got.MaxMutatingRequestsInFlight != 0 || got.RequestBodyTimeout != 5*time.Second {
 		t.Fatalf("config = %+v", got)
 	}
 }
@@ -49,6 +51,8 @@ func TestServerFlagsRejected(t *testing.T) {
 		{"server", "--no-such-flag"},
 		{"server", "extra-arg"},
 		{"server", "--dns-ttl", "0s"},
+		{"server", "--request-body-timeout", "0s"},
+		{"server", "--max-requests-inflight", "-1"},
 	} {
 		root := NewRoot(Runners{Server: func(context.Context, config.Server) error {
 			t.Fatalf("runner called for %v", args)

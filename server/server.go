@@ -176,6 +176,10 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 			Compiler: v.Compiler, Platform: v.Platform,
 		},
 		Ready: s.ready.Load,
+		// config's 0 is no limit, apiserver's is its default.
+		MaxRequestsInFlight:         noLimitIfZero(cfg.MaxRequestsInFlight),
+		MaxMutatingRequestsInFlight: noLimitIfZero(cfg.MaxMutatingRequestsInFlight),
+		BodyTimeout:                 cfg.RequestBodyTimeout,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
@@ -302,6 +306,14 @@ func loopbackFor(host string) string {
 		return "::1"
 	}
 	return host
+}
+
+// noLimitIfZero maps a flag's 0 (no limit) to apiserver.Config's -1.
+func noLimitIfZero(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // lateWriter forwards to the API server once it exists.

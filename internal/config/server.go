@@ -63,6 +63,15 @@ type Server struct {
 	// a shorter bound can expire with no handler running. The tests use
 	// the default.
 	ShutdownTimeout time.Duration
+	// MaxRequestsInFlight (--max-requests-inflight) and
+	// MaxMutatingRequestsInFlight (--max-mutating-requests-inflight) cap
+	// the reads and the writes the API serves at once (watches and logs
+	// apart); over them a request gets 429. 0: no limit.
+	MaxRequestsInFlight         int
+	MaxMutatingRequestsInFlight int
+	// RequestBodyTimeout (--request-body-timeout) is how long a request
+	// may take to send its body.
+	RequestBodyTimeout time.Duration
 	// NoSync turns off fsync (tests and benchmarks only; never from flags).
 	NoSync bool
 	// AgentNetNS is the network namespace (a path such as /run/netns/x)
@@ -102,6 +111,10 @@ func ServerDefaults() Server {
 		PodEvictionTimeout:     5 * time.Minute,
 		ShutdownTimeout:        10 * time.Second,
 		PodTerminationDelay:    2 * time.Second,
+		// kube-apiserver's defaults (apiserver.Default*).
+		MaxRequestsInFlight:         400,
+		MaxMutatingRequestsInFlight: 200,
+		RequestBodyTimeout:          60 * time.Second,
 	}
 }
 
@@ -169,6 +182,12 @@ func (c Server) Parse() (Parsed, error) {
 	}
 	if c.DataDir == "" {
 		return p, fmt.Errorf("--data-dir must not be empty")
+	}
+	if c.MaxRequestsInFlight < 0 || c.MaxMutatingRequestsInFlight < 0 {
+		return p, fmt.Errorf("--max-requests-inflight and --max-mutating-requests-inflight must not be negative")
+	}
+	if c.RequestBodyTimeout <= 0 {
+		return p, fmt.Errorf("--request-body-timeout %v: must be positive", c.RequestBodyTimeout)
 	}
 	if c.PodTerminationDelay < 0 {
 		return p, fmt.Errorf("--pod-termination-delay %v: must not be negative", c.PodTerminationDelay)
