@@ -189,6 +189,10 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.DurationVar(&cfg.PodEvictionTimeout, "pod-eviction-timeout", cfg.PodEvictionTimeout, "delete a NotReady node's controller-owned pods after this long")
 	f.IntVar(&cfg.HistorySize, "history-size", cfg.HistorySize, "revisions of watch history kept in the store")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long SIGTERM waits for requests to finish")
+	f.IntVar(&cfg.MaxConnectionsPerAddress, "max-connections-per-address", cfg.MaxConnectionsPerAddress, "HTTPS connections open at once from one client address (an IPv6 /64); over it the longest idle is closed, else the new one (0: no cap)")
+	f.IntVar(&cfg.MaxConnections, "max-connections", cfg.MaxConnections, "HTTPS connections open at once in all (0: a fifth below the file-descriptor limit, at most 65536)")
+	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "close a keep-alive HTTPS connection idle this long")
+	f.DurationVar(&cfg.RequestReadTimeout, "request-read-timeout", cfg.RequestReadTimeout, "most time to read a request's headers and body; watches, logs and exec are not bound (0: none)")
 	return cmd
 }
 

@@ -49,6 +49,8 @@ func TestServerFlagsRejected(t *testing.T) {
 		{"server", "--no-such-flag"},
 		{"server", "extra-arg"},
 		{"server", "--dns-ttl", "0s"},
+		{"server", "--max-connections-per-address", "-1"},
+		{"server", "--idle-timeout", "-1s"},
 	} {
 		root := NewRoot(Runners{Server: func(context.Context, config.Server) error {
 			t.Fatalf("runner called for %v", args)
