@@ -60,7 +60,10 @@ func (s *Server) registerConnMetrics(reg prometheus.Registerer) {
 // withLongRunning lifts --request-read-timeout off requests that stay open
 // by design once their headers are in: watches, logs, exec, attach,
 // port-forward, proxy (kube-apiserver's long-running requests) and the
-// dashboard's event stream. Their bodies are empty or are streams.
+// dashboard's event stream. net/http itself lifts the deadline once a
+// request's body has been read (HTTP/1.1) or bounds only the body (HTTP/2),
+// so this matters for a long-running request whose body is a stream, or
+// whose connection is taken over (an upgrade).
 func withLongRunning(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isLongRunning(r) {
@@ -82,16 +85,23 @@ func isLongRunning(r *http.Request) bool {
 	if !strings.HasPrefix(p, "/api/") && !strings.HasPrefix(p, "/apis/") {
 		return false
 	}
+	// /api/v1 or /apis/G/V, then watch/..., or [namespaces NS] RESOURCE
+	// NAME SUBRESOURCE.
 	segs := strings.Split(strings.Trim(p, "/"), "/")
-	for _, seg := range segs {
-		if seg == "watch" {
-			return true
-		}
+	rest := segs[min(len(segs), 2):]
+	if segs[0] == "apis" {
+		rest = segs[min(len(segs), 3):]
 	}
-	if len(segs) <= 4 {
+	if len(rest) > 0 && rest[0] == "watch" {
+		return true
+	}
+	if len(rest) > 3 && rest[0] == "namespaces" {
+		rest = rest[2:]
+	}
+	if len(rest) != 3 {
 		return false
 	}
-	switch segs[len(segs)-1] { // kube-apiserver's long-running subresources
+	switch rest[2] { // kube-apiserver's long-running subresources
 	case "log", "exec", "attach", "portforward", "proxy":
 		return true
 	}

@@ -422,7 +422,7 @@ func connStall(t *testing.T, addr string, cfg *tls.Config, token string) net.Con
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	fmt.Fprintf(c, "POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: 127.0.0.1\r\n"+
+	fmt.Fprintf(c, "POST /api/v1/namespaces HTTP/1.1\r\nHost: 127.0.0.1\r\n"+
 		"Authorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"kind\":", token)
 	time.Sleep(300 * time.Millisecond) // the handler is reading the body
 	return c
@@ -523,5 +523,47 @@ func TestConnServerProcessExitsZeroAfterCuttingSlowClient(t *testing.T) {
 		}
 	case <-time.After(20 * time.Second):
 		t.Fatalf("skiff server did not exit after SIGTERM:\n%s", logs.String())
+	}
+}
+
+// --request-read-timeout bounds reading a request, but a watch stays open
+// by design: an HTTP/1.1 watch still delivers events after the timeout
+// has passed. (net/http lifts the read deadline itself once a request's
+// body is read; the server lifts it for long-running requests too, so
+// this holds whichever does.)
+func TestConnWatchOutlivesReadTimeout(t *testing.T) {
+	ts := startServer(t, servertest.Options{Config: func(c *config.Server) { c.RequestReadTimeout = time.Second }})
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", connHostPort(t, ts), connTLS(t, ts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET /api/v1/namespaces?watch=true HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n\r\n", ts.Bundle().AdminToken)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("watch: %v %v", resp, err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	ns := &api.Namespace{ObjectMeta: api.ObjectMeta{Name: "after-the-timeout"}}
+	if err := ts.Client().Create(context.Background(), api.Lookup(api.Resources(), "v1", "namespaces"), "", ns); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got := make(chan string, 1)
+	go func() {
+		var b strings.Builder
+		buf := make([]byte, 4096)
+		for !strings.Contains(b.String(), "after-the-timeout") {
+			n, err := resp.Body.Read(buf)
+			b.Write(buf[:n])
+			if err != nil {
+				break
+			}
+		}
+		got <- b.String()
+	}()
+	if s := <-got; !strings.Contains(s, "after-the-timeout") {
+		t.Fatalf("the watch ended or stayed silent after the read timeout: %q", s)
 	}
 }
