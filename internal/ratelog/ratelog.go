@@ -3,7 +3,8 @@
 // the same message, from the same logger (the same With attributes), pass
 // at most Burst times per Interval; the rest are counted, and when the
 // interval ends one record with the message and a "suppressed" attribute
-// says how many were dropped. A full disk that fails every write, or a
+// says how many were dropped (a Handler over another passes those
+// summaries on untouched). A full disk that fails every write, or a
 // flood of TLS handshakes that fail, so logs a few lines a second instead
 // of thousands.
 //
@@ -97,7 +98,8 @@ func (h *Handler) Enabled(ctx context.Context, level slog.Level) bool {
 // Handle passes r on unless its message has already passed Burst times in
 // this interval.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
-	if r.Level < h.st.opts.Level.Level() {
+	if r.Level < h.st.opts.Level.Level() || isSummary(r) {
+		// A summary of another Handler (one over this one) passes.
 		return h.inner.Handle(ctx, r)
 	}
 	if !h.st.admit(h, r.Level, r.Message) {
@@ -105,6 +107,19 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	}
 	return h.inner.Handle(ctx, r)
 }
+
+// isSummary reports whether r is a Handler's count of suppressed records.
+func isSummary(r slog.Record) bool {
+	found := false
+	r.Attrs(func(a slog.Attr) bool {
+		found = a.Key == summaryKey
+		return !found
+	})
+	return found
+}
+
+// summaryKey is the attribute of a summary record.
+const summaryKey = "suppressed"
 
 // admit counts a record of msg and reports whether it passes.
 func (st *state) admit(h *Handler, level slog.Level, msg string) bool {
@@ -153,7 +168,7 @@ func (st *state) flush(key string, w *window) {
 		return
 	}
 	r := slog.NewRecord(st.opts.now(), w.level, w.msg, 0)
-	r.AddAttrs(slog.Int("suppressed", n))
+	r.AddAttrs(slog.Int(summaryKey, n))
 	_ = w.h.Handle(context.Background(), r)
 }
 

@@ -181,3 +181,20 @@ func TestHTTPErrorLogKinds(t *testing.T) {
 		t.Fatalf("handshake errors from 50 addresses: want 2 lines and a summary of 48:\n%s", buf)
 	}
 }
+
+// Two Handlers in a row (a server's own over the process's) keep the
+// inner one's count: the outer lets summaries through.
+func TestNestedHandlersKeepTheCount(t *testing.T) {
+	outer, buf, clk := newTest(Options{Burst: 2})
+	opts := Options{Burst: 2}
+	opts.now, opts.afterFunc = clk.Now, clk.AfterFunc
+	log := slog.New(New(outer.Handler(), opts))
+	for range 100 {
+		log.Warn("handshake")
+	}
+	clk.Advance(time.Second)
+	got := lines(buf)
+	if len(got) != 3 || !strings.Contains(got[2], "suppressed=98") {
+		t.Fatalf("want 2 lines and the inner count of 98:\n%s", buf)
+	}
+}
