@@ -192,6 +192,10 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.IntVar(&cfg.MaxRequestsInFlight, "max-requests-inflight", cfg.MaxRequestsInFlight, "most reads served at once, watches and logs apart; more get 429 (0: no limit)")
 	f.IntVar(&cfg.MaxMutatingRequestsInFlight, "max-mutating-requests-inflight", cfg.MaxMutatingRequestsInFlight, "most writes served at once; more get 429 (0: no limit)")
 	f.DurationVar(&cfg.RequestBodyTimeout, "request-body-timeout", cfg.RequestBodyTimeout, "how long a request may take to send its body; a stalled one gets 408")
+	f.IntVar(&cfg.MaxConnectionsPerAddress, "max-connections-per-address", cfg.MaxConnectionsPerAddress, "HTTPS connections open at once from one client address (an IPv6 /64); over it the longest idle is closed, else the new one (0: no cap)")
+	f.IntVar(&cfg.MaxConnections, "max-connections", cfg.MaxConnections, "HTTPS connections open at once in all (0: a fifth below the file-descriptor limit, at most 65536)")
+	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "close a keep-alive HTTPS connection idle this long")
+	f.DurationVar(&cfg.RequestReadTimeout, "request-read-timeout", cfg.RequestReadTimeout, "most time to read a request's headers and body; watches, logs and exec are not bound (0: none)")
 	return cmd
 }
 

@@ -53,6 +53,8 @@ func TestServerFlagsRejected(t *testing.T) {
 		{"server", "--dns-ttl", "0s"},
 		{"server", "--request-body-timeout", "0s"},
 		{"server", "--max-requests-inflight", "-1"},
+		{"server", "--max-connections-per-address", "-1"},
+		{"server", "--idle-timeout", "-1s"},
 	} {
 		root := NewRoot(Runners{Server: func(context.Context, config.Server) error {
 			t.Fatalf("runner called for %v", args)

@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/apiserver/pki"
+	"github.com/skiff-dev/skiff/internal/ratelog"
 )
 
 // The node API is the agent's small HTTPS API for the server (as the
@@ -168,6 +170,7 @@ func (a *Agent) startNodeAPI(ctx context.Context, wg *sync.WaitGroup) (*nodeAPI,
 	}
 	tlsCfg := &tls.Config{
 		MinVersion:   tls.VersionTLS12,
+		CipherSuites: pki.CipherSuites(),
 		Certificates: []tls.Certificate{cert},
 		ClientAuth:   tls.RequireAndVerifyClientCert,
 		ClientCAs:    pool,
@@ -202,7 +205,8 @@ func (a *Agent) startNodeAPI(ctx context.Context, wg *sync.WaitGroup) (*nodeAPI,
 		Handler:           a.nodeAPIHandler(),
 		TLSConfig:         tlsCfg,
 		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelDebug),
+		// Handshake and connection errors at Warn, a few a second.
+		ErrorLog: ratelog.HTTPErrorLog(slog.New(ratelog.New(a.log.Handler(), ratelog.Options{})), slog.LevelWarn, "node API: "),
 	}
 	serveUntilDone(ctx, wg, a.log, "node API", n.srv, tls.NewListener(ln, tlsCfg))
 	a.log.Info("node API listening", "addr", ln.Addr().String(), "url", u)

@@ -95,4 +95,13 @@
 // Cancelling Run's context (SIGTERM in cmd/skiff) stops the controllers,
 // drains HTTP requests for at most ShutdownTimeout, and closes the store,
 // which finishes any commit in flight. Acknowledged writes are durable.
+// Connections still busy after ShutdownTimeout are cut and counted in a
+// Warn; Stop still returns nil.
+//
+// # Connections
+//
+// The HTTPS listener is an accept gate (internal/connlimit: per-address
+// and total caps, closing the longest-idle connection to make room), with
+// idle and request-read timeouts, and net/http's connection errors at Warn
+// through a rate limiter (internal/ratelog); conns.go builds it.
 package server

@@ -23,6 +23,7 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/apiserver"
+	"github.com/skiff-dev/skiff/apiserver/pki"
 	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/store"
 )
@@ -178,6 +179,7 @@ func (n *nodeAPI) client(sum string) *http.Client {
 	want, _ := hex.DecodeString(sum)
 	tlsCfg := &tls.Config{
 		MinVersion:   tls.VersionTLS12,
+		CipherSuites: pki.CipherSuites(),
 		Certificates: []tls.Certificate{n.cert},
 		// The chain is not verified against a CA: the certificate is
 		// self-signed and pinned by its hash (VerifyConnection).

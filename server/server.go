@@ -26,6 +26,8 @@ import (
 	"github.com/skiff-dev/skiff/apiserver/svcalloc"
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/internal/config"
+	"github.com/skiff-dev/skiff/internal/connlimit"
+	"github.com/skiff-dev/skiff/internal/ratelog"
 	"github.com/skiff-dev/skiff/internal/version"
 	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/store"
@@ -41,6 +43,7 @@ type Server struct {
 	api      *apiserver.Server
 	hook     *svcalloc.Hook
 	ln       net.Listener
+	conns    *connlimit.Listener // the accept gate over ln (conns.go)
 	http     *http.Server
 	ready    atomic.Bool
 	url      string
@@ -58,8 +61,17 @@ type Server struct {
 }
 
 // Run starts a control plane and blocks until ctx ends, then shuts it down.
+// Its log repeats a line (the same message from the same component) at
+// most a few times a second, and then says how many it suppressed
+// (internal/ratelog): a full disk fails every write.
 func Run(ctx context.Context, cfg config.Server) error {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := slog.New(ratelog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}), ratelog.Options{}))
+	// Each connection is a file descriptor: use all the process may have.
+	if n, err := connlimit.RaiseFileLimit(); err != nil {
+		log.Warn("could not raise the file descriptor limit", "limit", n, "err", err)
+	} else {
+		log.Info("file descriptor limit", "limit", n)
+	}
 	s, err := Start(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -198,20 +210,17 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 
 	tlsCfg := s.bundle.ServerTLS.Clone()
 	tlsCfg.NextProtos = []string{"h2", "http/1.1"}
-	s.http = &http.Server{
-		Handler: withJoin(&joinHandler{joinToken: s.bundle.NodeToken, tokens: s.nodes, log: log.With("component", "nodejoin")},
-			withTrace(&traceHandler{auth: s.auth, api: s.nodeAPI}, s.api.Handler())),
-		TLSConfig:         tlsCfg,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-	}
 	// The dashboard (web.go) answers /, /favicon.ico and /ui/ in front of
 	// everything else, which it calls in process.
-	if s.http.Handler, err = s.withDashboard(s.http.Handler); err != nil {
+	h, err := s.withDashboard(withJoin(&joinHandler{joinToken: s.bundle.NodeToken, tokens: s.nodes, log: log.With("component", "nodejoin")},
+		withTrace(&traceHandler{auth: s.auth, api: s.nodeAPI}, s.api.Handler())))
+	if err != nil {
 		return nil, err
 	}
+	s.http = s.newHTTPServer(h) // conns.go: caps, timeouts, error log
+	s.http.TLSConfig = tlsCfg
 	go func() {
-		if err := s.http.Serve(tls.NewListener(s.ln, tlsCfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.http.Serve(tls.NewListener(s.conns, tlsCfg)); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("https server stopped", "err", err)
 		}
 	}()
@@ -256,9 +265,16 @@ func (s *Server) Stop() error {
 		s.api.CloseWatches()
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 		defer cancel()
-		if err := s.http.Shutdown(ctx); err != nil {
+		if err := s.http.Shutdown(ctx); errors.Is(err, context.DeadlineExceeded) {
+			// Requests still running after the timeout are cut: a slow
+			// client does not make the stop unclean.
+			open, _ := s.conns.Stats()
+			s.http.Close()
+			s.log.Warn("shutdown: connections still busy after the shutdown timeout were cut",
+				"connections", open, "timeout", s.cfg.ShutdownTimeout)
+		} else if err != nil {
 			errs = append(errs, fmt.Errorf("server: http shutdown: %w", err))
-			s.http.Close() // requests still running after the timeout are cut
+			s.http.Close()
 		}
 	}
 	if err := s.close(); err != nil {

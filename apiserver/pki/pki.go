@@ -169,6 +169,7 @@ func ensure(ctx context.Context, dir string, opts Options) (*Bundle, error) {
 		CACertPEM: caPEM,
 		ServerTLS: &tls.Config{
 			MinVersion:   tls.VersionTLS12,
+			CipherSuites: CipherSuites(),
 			Certificates: []tls.Certificate{pair},
 		},
 		AdminToken:         tokens[AdminTokenFile],

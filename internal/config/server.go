@@ -57,11 +57,11 @@ type Server struct {
 	DisabledControllers []string
 	// HistorySize is how many revisions of watch history the store keeps.
 	HistorySize int
-	// ShutdownTimeout bounds graceful shutdown on SIGTERM. Keep it above
-	// 5 s: net/http's Shutdown counts a connection that has not sent a
-	// request yet as idle only after 5 s (a client's spare dial is one), so
-	// a shorter bound can expire with no handler running. The tests use
-	// the default.
+	// ShutdownTimeout bounds graceful shutdown on SIGTERM; connections
+	// still busy then are cut, which is still a clean stop (a Warn says
+	// how many). net/http's Shutdown counts a connection that has not sent
+	// a request yet as idle only after 5 s (a client's spare dial is one),
+	// so a shorter bound cuts those too. The tests use the default.
 	ShutdownTimeout time.Duration
 	// MaxRequestsInFlight (--max-requests-inflight) and
 	// MaxMutatingRequestsInFlight (--max-mutating-requests-inflight) cap
@@ -72,6 +72,23 @@ type Server struct {
 	// RequestBodyTimeout (--request-body-timeout) is how long a request
 	// may take to send its body.
 	RequestBodyTimeout time.Duration
+	// MaxConnectionsPerAddress caps the HTTPS connections open at once
+	// from one client address, an IPv6 /64 counting as one
+	// (--max-connections-per-address; 0: no cap). MaxConnections caps them
+	// in all (--max-connections; 0: a fifth below the file-descriptor
+	// limit at start, at most 65,536). Over a cap, the longest-idle
+	// connection is closed to make room, else the new one is refused
+	// (internal/connlimit).
+	MaxConnectionsPerAddress int
+	MaxConnections           int
+	// IdleTimeout closes a keep-alive connection with no request this long
+	// (--idle-timeout; 0: 90 s).
+	IdleTimeout time.Duration
+	// RequestReadTimeout bounds reading one request, headers and body
+	// (--request-read-timeout; 0: no bound beyond the 10 s for headers).
+	// Watches, logs and exec-like requests are not bound once their
+	// headers are in.
+	RequestReadTimeout time.Duration
 	// NoSync turns off fsync (tests and benchmarks only; never from flags).
 	NoSync bool
 	// AgentNetNS is the network namespace (a path such as /run/netns/x)
@@ -115,6 +132,11 @@ func ServerDefaults() Server {
 		MaxRequestsInFlight:         400,
 		MaxMutatingRequestsInFlight: 200,
 		RequestBodyTimeout:          60 * time.Second,
+
+		// The HTTPS connections (conns.go in package server).
+		MaxConnectionsPerAddress: 1000,
+		IdleTimeout:              90 * time.Second,
+		RequestReadTimeout:       time.Minute,
 	}
 }
 
@@ -214,6 +236,12 @@ func (c Server) Parse() (Parsed, error) {
 	}
 	if err := checkNodeModes(c.Runtime, c.ProxyMode, c.IPVSScheduler); err != nil {
 		return p, err
+	}
+	if c.MaxConnections < 0 || c.MaxConnectionsPerAddress < 0 {
+		return p, fmt.Errorf("--max-connections and --max-connections-per-address must not be negative")
+	}
+	if c.IdleTimeout < 0 || c.RequestReadTimeout < 0 {
+		return p, fmt.Errorf("--idle-timeout and --request-read-timeout must not be negative")
 	}
 	return p, nil
 }
