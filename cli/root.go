@@ -42,6 +42,8 @@ type Runners struct {
 	// (netagent/runtime/containerd/logdriver.RunLogger). It gets its arguments
 	// unparsed.
 	ContainerdLog func(ctx context.Context, args []string) error
+	// Backup runs `skiff backup` (backup.go); out is stdout.
+	Backup func(ctx context.Context, o BackupOptions, out io.Writer) error
 }
 
 // NetExecOptions are the flags of `skiff netexec`.
@@ -84,6 +86,7 @@ and -n/--namespace before or after the verb, as kubectl does:
 		root.SetOut(env.Out)
 	}
 	root.AddCommand(newServerCommand(r.Server), newAgentCommand(r.Agent), newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit), newImageCommand(r.Image), newForwardCommand(r.Forward), newContainerdLogCommand(r.ContainerdLog))
+	root.AddCommand(newBackupCommand(r.Backup))
 	root.AddCommand(kubectl.Commands(env)...)
 	return root
 }
@@ -189,6 +192,7 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.DurationVar(&cfg.PodEvictionTimeout, "pod-eviction-timeout", cfg.PodEvictionTimeout, "delete a NotReady node's controller-owned pods after this long")
 	f.IntVar(&cfg.HistorySize, "history-size", cfg.HistorySize, "revisions of watch history kept in the store")
 	f.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", cfg.ShutdownTimeout, "how long SIGTERM waits for requests to finish")
+	f.BoolVar(&cfg.ResetStore, "reset-store", false, "start with an empty store when the data dir has credentials but no database (or a 0-byte one); without it such a start is refused")
 	return cmd
 }
 

@@ -146,13 +146,17 @@ func storeOpenError(dir, db string, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("server: %w", err)
 	}
-	return fmt.Errorf("server: cannot open the database %s: %w. "+
-		"The file is damaged, or is not a database, and the server does not start over it. "+
+	return fmt.Errorf("server: %w. "+
+		"The database file is damaged, or is not a database, and the server does not start over it. "+
 		"Next steps: restore a backup with `skiff backup --restore FILE --data-dir %s`; "+
 		"or check the file with bbolt's own tool, `go run go.etcd.io/bbolt/cmd/bbolt@%s check %s`; "+
 		"or, to start an empty cluster under the same credentials, move the file away and start with --reset-store",
-		db, err, dir, bboltVersion(), db)
+		err, dir, bboltVersion(), db)
 }
+
+// bboltModVersion is go.mod's go.etcd.io/bbolt, for a binary built
+// without module information (a test of datadir_test.go keeps it in step).
+const bboltModVersion = "v1.5.0"
 
 // bboltVersion is the version of go.etcd.io/bbolt in this binary.
 func bboltVersion() string {
@@ -163,7 +167,7 @@ func bboltVersion() string {
 			}
 		}
 	}
-	return "latest"
+	return bboltModVersion
 }
 
 // Backup writes a consistent copy of the database of dataDir, whose server

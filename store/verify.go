@@ -243,7 +243,7 @@ func (v *verifier) run() error {
 	}
 	v.ps = ps
 	if v.size < 2*ps {
-		return fmt.Errorf("the file is %d bytes, shorter than its two meta pages of %d bytes (truncated?)", v.size, ps)
+		return fmt.Errorf("the file is %d bytes, shorter than the two meta pages of %d bytes each (truncated?)", v.size, ps)
 	}
 	var metas [2]bbMeta
 	var problems [2]string
