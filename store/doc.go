@@ -96,6 +96,17 @@
 // file is 128 MiB instead of 240 MiB (bbolt's default pages and splits, no
 // byte budget), and the server's resident memory 390 MiB instead of 520.
 //
+// # Opening
+//
+// bbolt maps the file and trusts its pages: on a damaged file it panics in
+// goroutines of its own or faults (SIGSEGV, SIGBUS), which no caller can
+// recover from. So OpenBolt first reads the file's structure with
+// VerifyFile (pread, no mapping: the meta pages, the file's length, the
+// freelist, every page reachable from the root and the order of its keys)
+// and returns an error wrapping ErrCorrupt; bbolt's open then runs with
+// faults turned into panics and panics into errors. Values carry no
+// checksum: a changed byte inside one is not found.
+//
 // Reads (Get, List) run in their own bbolt read transactions and never wait
 // for the commit goroutine. Bolt.Check verifies the file and every invariant
 // above; storetest.MustOpenBolt runs it after each test.

@@ -399,7 +399,7 @@ func (v *verifier) walk(root uint64) error {
 func elements(id uint64, b []byte) (int, error) {
 	n := int(binary.LittleEndian.Uint16(b[10:]))
 	if bbHeaderSize+n*bbElementSize > len(b) {
-		return 0, fmt.Errorf("page %d: %d elements do not fit its %d bytes", id, n, len(b))
+		return 0, fmt.Errorf("%d elements do not fit its %d bytes", n, len(b))
 	}
 	return n, nil
 }
@@ -427,7 +427,7 @@ func inRange(key, prev, lo, hi []byte, first bool) bool {
 func (v *verifier) branch(it walkItem, b []byte, stack []walkItem) ([]walkItem, error) {
 	n, err := elements(it.id, b)
 	if err != nil {
-		return stack, err
+		return stack, fmt.Errorf("branch page %d: %w", it.id, err)
 	}
 	if n == 0 {
 		return stack, fmt.Errorf("branch page %d has no elements", it.id)
