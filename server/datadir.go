@@ -229,12 +229,22 @@ func Restore(ctx context.Context, dataDir, file string) (err error) {
 	if err := checkDatabase(ctx, tmp); err != nil {
 		return fmt.Errorf("restore: %s is not a database a server can start on: %w", file, err)
 	}
+	// The current database stays as db/skiff.db.before-restore: a hard
+	// link, so that db/skiff.db is replaced in one rename; what is not a
+	// file (a directory, a link) is moved aside instead.
 	old := db + ".before-restore"
-	if err := os.Remove(old); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.RemoveAll(old); err != nil {
 		return fmt.Errorf("restore: %w", err)
 	}
-	if err := os.Link(db, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("restore: keep the current database: %w", err)
+	if st, err := os.Lstat(db); err == nil && st.Mode().IsRegular() {
+		err = os.Link(db, old)
+		if err != nil {
+			return fmt.Errorf("restore: keep the current database: %w", err)
+		}
+	} else if err == nil {
+		if err := os.Rename(db, old); err != nil {
+			return fmt.Errorf("restore: move %s aside: %w", db, err)
+		}
 	}
 	if err := os.Rename(tmp, db); err != nil {
 		return fmt.Errorf("restore: %w", err)

@@ -96,6 +96,10 @@
 // file is 128 MiB instead of 240 MiB (bbolt's default pages and splits, no
 // byte budget), and the server's resident memory 390 MiB instead of 520.
 //
+// Reads (Get, List) run in their own bbolt read transactions and never wait
+// for the commit goroutine. Bolt.Check verifies the file and every invariant
+// above; storetest.MustOpenBolt runs it after each test.
+//
 // # Opening
 //
 // bbolt maps the file and trusts its pages: on a damaged file it panics in
@@ -106,10 +110,6 @@
 // and returns an error wrapping ErrCorrupt; bbolt's open then runs with
 // faults turned into panics and panics into errors. Values carry no
 // checksum: a changed byte inside one is not found.
-//
-// Reads (Get, List) run in their own bbolt read transactions and never wait
-// for the commit goroutine. Bolt.Check verifies the file and every invariant
-// above; storetest.MustOpenBolt runs it after each test.
 //
 // # Watchers
 //

@@ -356,6 +356,17 @@ func TestDataDirBackupRestore(t *testing.T) {
 	}
 	ts.Restart()
 	datadirWant(t, ts.Client(), 0, 20)
+
+	// A restore over a database that is not even a file.
+	ts.Stop()
+	if err := errors.Join(os.RemoveAll(db), os.Mkdir(db, 0o700)); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Restore(ctx, dir, backup); err != nil {
+		t.Fatalf("restore over a directory: %v", err)
+	}
+	ts.Restart()
+	datadirWant(t, ts.Client(), 0, 20)
 }
 
 // TestDataDirChild starts a server on the data dir datadirChildEnv names
