@@ -42,6 +42,8 @@ type Runners struct {
 	// (netagent/runtime/containerd/logdriver.RunLogger). It gets its arguments
 	// unparsed.
 	ContainerdLog func(ctx context.Context, args []string) error
+	// Backup runs `skiff backup` (backup.go); out is stdout.
+	Backup func(ctx context.Context, o BackupOptions, out io.Writer) error
 }
 
 // NetExecOptions are the flags of `skiff netexec`.
@@ -84,6 +86,7 @@ and -n/--namespace before or after the verb, as kubectl does:
 		root.SetOut(env.Out)
 	}
 	root.AddCommand(newServerCommand(r.Server), newAgentCommand(r.Agent), newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit), newImageCommand(r.Image), newForwardCommand(r.Forward), newContainerdLogCommand(r.ContainerdLog))
+	root.AddCommand(newBackupCommand(r.Backup))
 	root.AddCommand(kubectl.Commands(env)...)
 	return root
 }
@@ -196,6 +199,7 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.IntVar(&cfg.MaxConnections, "max-connections", cfg.MaxConnections, "HTTPS connections open at once in all (0: a fifth below the file-descriptor limit, at most 65536)")
 	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "close a keep-alive HTTPS connection idle this long")
 	f.DurationVar(&cfg.RequestReadTimeout, "request-read-timeout", cfg.RequestReadTimeout, "most time to read a request's headers and body; watches, logs and exec are not bound (0: none)")
+	f.BoolVar(&cfg.ResetStore, "reset-store", false, "start with an empty store when the data dir has credentials but no database (or a 0-byte one); without it such a start is refused")
 	return cmd
 }
 

@@ -37,6 +37,7 @@ import (
 type Server struct {
 	cfg      config.Server
 	parsed   config.Parsed
+	lock     *dataDirLock // the data dir's (datadir.go), released by close
 	log      *slog.Logger
 	bundle   *pki.Bundle
 	store    *store.Bolt
@@ -98,8 +99,13 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 			s.close()
 		}
 	}()
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("server: data dir: %w", err)
+	// datadir.go: the data dir's lock, then its database's presence,
+	// before anything in it is written.
+	if s.lock, err = lockDataDir(cfg.DataDir, true); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	if err := checkStoreFile(cfg.DataDir, cfg.ResetStore, log); err != nil {
+		return nil, err
 	}
 
 	// Listen first so that port 0 resolves before the kubeconfig is written.
@@ -119,11 +125,11 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	if err := os.MkdirAll(filepath.Join(cfg.DataDir, "db"), 0o700); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	s.store, err = store.OpenBolt(ctx, filepath.Join(cfg.DataDir, "db", "skiff.db"), store.BoltOptions{
+	s.store, err = store.OpenBolt(ctx, filepath.Join(cfg.DataDir, dbFile), store.BoltOptions{
 		HistorySize: cfg.HistorySize, NoSync: cfg.NoSync, Logger: log.With("component", "store"),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("server: %w", err)
+		return nil, storeOpenError(cfg.DataDir, filepath.Join(cfg.DataDir, dbFile), err) // datadir.go
 	}
 
 	ips, err := ipalloc.New(p.ServiceCIDR)
@@ -295,12 +301,13 @@ func (s *Server) close() error {
 		s.bg.Wait()
 		s.stopBg = nil
 	}
+	var err error
 	if s.store != nil {
-		err := s.store.Close()
+		err = s.store.Close()
 		s.store = nil
-		return err
 	}
-	return nil
+	// Last: the store is closed, so the next holder may open it.
+	return errors.Join(err, s.lock.release())
 }
 
 // sans are the serving certificate's names beyond localhost/127.0.0.1.

@@ -6,9 +6,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -170,19 +173,13 @@ func OpenBolt(ctx context.Context, path string, opts BoltOptions) (*Bolt, error)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
-		Timeout:         lockTimeout,
-		NoSync:          opts.NoSync,
-		NoFreelistSync:  true,
-		FreelistType:    bolt.FreelistMapType,
-		InitialMmapSize: initialMmapSize,
-		PageSize:        pageSize,
-	})
-	if err != nil {
+	// bbolt maps the file and trusts its pages: a damaged one makes it
+	// panic in a goroutine of its own or fault, which nothing recovers
+	// from. VerifyFile reads the structure first (see verify.go).
+	if err := verifyLocked(path, lockTimeout); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	s := &Bolt{
-		db:           db,
 		log:          opts.Logger,
 		historySize:  int64(opts.HistorySize),
 		historyBytes: opts.HistoryBytes,
@@ -190,8 +187,25 @@ func OpenBolt(ctx context.Context, path string, opts BoltOptions) (*Bolt, error)
 		stop:         make(chan struct{}),
 		loopDone:     make(chan struct{}),
 	}
-	if err := db.Update(s.initBuckets); err != nil {
-		_ = db.Close()
+	err := guardFaults(func() error {
+		db, err := bolt.Open(path, 0o600, &bolt.Options{
+			Timeout:         lockTimeout,
+			NoSync:          opts.NoSync,
+			NoFreelistSync:  true,
+			FreelistType:    bolt.FreelistMapType,
+			InitialMmapSize: initialMmapSize,
+			PageSize:        pageSize,
+		})
+		if err != nil {
+			return err
+		}
+		s.db = db
+		return db.Update(s.initBuckets)
+	})
+	if err != nil {
+		if s.db != nil {
+			_ = s.db.Close()
+		}
 		return nil, fmt.Errorf("store: open %s: %w", path, err)
 	}
 	s.committed.Store(s.rev)
@@ -200,6 +214,36 @@ func OpenBolt(ctx context.Context, path string, opts BoltOptions) (*Bolt, error)
 	go s.run()
 	s.log.Info("store opened", "path", path, "revision", s.rev, "compacted", s.compacted)
 	return s, nil
+}
+
+// guardFaults runs fn, which reads the mapped file, with the faults of
+// reads outside the mapping (SIGSEGV, SIGBUS) turned into panics, and turns
+// a panic into an error wrapping ErrCorrupt. Only fn's own goroutine is
+// covered: bbolt walks the file in goroutines of its own when it opens it,
+// which is why VerifyFile runs first.
+func guardFaults(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v", ErrCorrupt, r)
+		}
+	}()
+	return fn()
+}
+
+// WriteTo writes a consistent copy of the database file to w, from one
+// read transaction (writes go on meanwhile), and returns its size.
+func (s *Bolt) WriteTo(ctx context.Context, w io.Writer) (int64, error) {
+	var n int64
+	err := s.view(ctx, func(tx *bolt.Tx) error {
+		var err error
+		n, err = tx.WriteTo(w)
+		return err
+	})
+	if err != nil && !errors.Is(err, ErrClosed) {
+		err = fmt.Errorf("store: write copy: %w", err)
+	}
+	return n, err
 }
 
 // initBuckets creates the buckets of a new database, or checks the format of

@@ -100,6 +100,17 @@
 // for the commit goroutine. Bolt.Check verifies the file and every invariant
 // above; storetest.MustOpenBolt runs it after each test.
 //
+// # Opening
+//
+// bbolt maps the file and trusts its pages: on a damaged file it panics in
+// goroutines of its own or faults (SIGSEGV, SIGBUS), which no caller can
+// recover from. So OpenBolt first reads the file's structure with
+// VerifyFile (pread, no mapping: the meta pages, the file's length, the
+// freelist, every page reachable from the root and the order of its keys)
+// and returns an error wrapping ErrCorrupt; bbolt's open then runs with
+// faults turned into panics and panics into errors. Values carry no
+// checksum: a changed byte inside one is not found.
+//
 // # Watchers
 //
 // A watcher is registered with the publisher before it replays history, at

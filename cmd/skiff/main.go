@@ -59,7 +59,25 @@ func runners() cli.Runners {
 		Forward:     runForward,
 		// The containerd shim's logging binary (binary:// scheme).
 		ContainerdLog: logdriver.RunLogger,
+		Backup:        runBackup,
 	}
+}
+
+// runBackup is `skiff backup`: server.Backup, or server.Restore with
+// --restore.
+func runBackup(ctx context.Context, o cli.BackupOptions, out io.Writer) error {
+	if o.Restoring() {
+		if err := server.Restore(ctx, o.DataDir, o.Restore); err != nil {
+			return err
+		}
+		_, err := fmt.Fprintf(out, "restored %s as the database of %s\n", o.Restore, o.DataDir)
+		return err
+	}
+	if err := server.Backup(ctx, o.DataDir, o.File); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(out, "wrote a backup of %s to %s\n", o.DataDir, o.File)
+	return err
 }
 
 // runForward is the hidden `skiff netns-forward` the demo uses to reach

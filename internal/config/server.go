@@ -104,6 +104,10 @@ type Server struct {
 	// LBCIDR is the pool LoadBalancer Services get their address from
 	// (--lb-cidr, controller/servicelb); "" leaves them pending.
 	LBCIDR string
+	// ResetStore (--reset-store) lets a data dir that holds credentials
+	// but no database (or a 0-byte one) start with an empty store; without
+	// it such a start is refused (server/datadir.go).
+	ResetStore bool
 }
 
 // Defaults returns the documented defaults (docs/operating.md).
