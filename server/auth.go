@@ -126,7 +126,7 @@ func (p storePods) PodNodeName(ctx context.Context, ns, name string) (string, bo
 }
 
 // authorizer: admins may do anything; the read-only dashboard token may only
-// read; the join token nothing; a node (system:node:<name>) only what a
+// read, and not Secrets; the join token nothing; a node (system:node:<name>) only what a
 // node agent needs, on its own objects:
 //
 //   - read pods, services, endpointslices, nodes, namespaces, servicecidrs,
@@ -162,7 +162,9 @@ func (z authorizer) Authorize(ctx context.Context, u apiserver.User, a apiserver
 		case groupMasters:
 			return nil
 		case groupReadOnly:
-			if readVerbs[a.Verb] {
+			// Kubernetes' view role: everything but Secrets, whose
+			// contents are credentials.
+			if readVerbs[a.Verb] && !(a.Group == "" && a.Resource == "secrets") {
 				return nil
 			}
 		case groupNodes:
