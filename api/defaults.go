@@ -376,3 +376,38 @@ func DefaultIPAddress(*IPAddress) {}
 
 // DefaultLease has nothing to default; it exists for symmetry.
 func DefaultLease(*Lease) {}
+
+// DefaultConfigMap has nothing to default; it exists for symmetry.
+func DefaultConfigMap(*ConfigMap) {}
+
+// DefaultSecret sets type Opaque and merges the write-only stringData into
+// data (a stringData key replaces the same data key), then drops
+// stringData, as Kubernetes' conversion of a v1 Secret does: validation
+// sees only data, and stringData is never stored or returned.
+func DefaultSecret(s *Secret) {
+	if s.Type == "" {
+		s.Type = SecretTypeOpaque
+	}
+	if len(s.StringData) > 0 && s.Data == nil {
+		s.Data = make(map[string][]byte, len(s.StringData))
+	}
+	for k, v := range s.StringData {
+		s.Data[k] = []byte(v)
+	}
+	s.StringData = nil
+}
+
+// DefaultServiceAccount has nothing to default; it exists for symmetry.
+func DefaultServiceAccount(*ServiceAccount) {}
+
+// DefaultPodServiceAccount names the "default" ServiceAccount in a new
+// pod that names none (spec.serviceAccountName, or its deprecated alias
+// spec.serviceAccount), as Kubernetes' ServiceAccount admission plugin
+// does on pod create. It runs on create only (the pods resource's
+// PrepareForCreate), never on update and never on pod templates, so a
+// pod stored without a name keeps its spec.
+func DefaultPodServiceAccount(p *Pod) {
+	if p.Spec.ServiceAccountName == "" && p.Spec.DeprecatedServiceAccount == "" {
+		p.Spec.ServiceAccountName = ServiceAccountDefault
+	}
+}

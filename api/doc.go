@@ -4,8 +4,9 @@
 //
 // # Types
 //
-// Every object type (Namespace, Node, Pod, Service, Event, Deployment,
-// StatefulSet, EndpointSlice, ServiceCIDR, IPAddress, Lease) embeds
+// Every object type (Namespace, Node, Pod, Service, Event, ConfigMap,
+// Secret, ServiceAccount, Deployment, StatefulSet, EndpointSlice,
+// ServiceCIDR, IPAddress, Lease) embeds
 // TypeMeta inline and ObjectMeta as "metadata", so it satisfies Object; each
 // has an XxxList satisfying ListObject. Helper types follow Kubernetes:
 // IntOrString (a JSON number or string, with ScaledValue to resolve "25%"
@@ -25,7 +26,11 @@
 // and NodePort allocation belong to the API server. One deliberate
 // difference: imagePullPolicy defaults to IfNotPresent for every image,
 // ":latest" included, because Skiff nodes often run images no registry
-// serves.
+// serves. A Secret's write-only stringData is merged into data by
+// DefaultSecret, so it is validated as data and never stored. What
+// Kubernetes' admission does on create only runs in PrepareForCreate: a
+// new pod naming no ServiceAccount gets "default"
+// (DefaultPodServiceAccount); pod templates are left as written.
 //
 // # Validation
 //

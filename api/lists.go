@@ -196,3 +196,44 @@ func (l *LeaseList) GetItems() []Object { return itemsOf(l.Items) }
 
 // SetItems implements ListObject.
 func (l *LeaseList) SetItems(items []Object) error { return setItemsOf[Lease](&l.Items, items) }
+
+// ConfigMapList is a list of ConfigMaps.
+type ConfigMapList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []ConfigMap `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *ConfigMapList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *ConfigMapList) SetItems(items []Object) error { return setItemsOf[ConfigMap](&l.Items, items) }
+
+// SecretList is a list of Secrets.
+type SecretList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []Secret `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *SecretList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *SecretList) SetItems(items []Object) error { return setItemsOf[Secret](&l.Items, items) }
+
+// ServiceAccountList is a list of ServiceAccounts.
+type ServiceAccountList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []ServiceAccount `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *ServiceAccountList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *ServiceAccountList) SetItems(items []Object) error {
+	return setItemsOf[ServiceAccount](&l.Items, items)
+}

@@ -12,6 +12,7 @@ import (
 func Resources() []*ResourceInfo {
 	return []*ResourceInfo{
 		namespaces(), nodes(), pods(), services(), events(),
+		configMaps(), secrets(), serviceAccounts(),
 		deployments(), statefulSets(), endpointSlices(),
 		serviceCIDRs(), ipAddresses(), leases(),
 	}
@@ -71,6 +72,9 @@ type kindFuncs[PT Object] struct {
 	// specChanged reports a change that bumps metadata.generation; nil
 	// for resources that do not track generation.
 	specChanged func(obj, old PT) bool
+	// prepareCreate is extra type-specific create preparation (what
+	// Kubernetes' admission does on create only).
+	prepareCreate func(PT)
 	// prepareUpdate is extra type-specific update preparation.
 	prepareUpdate func(obj, old PT)
 }
@@ -142,6 +146,9 @@ func build[T any, PT interface {
 		}
 		if f.resetStatus != nil {
 			f.resetStatus(o)
+		}
+		if f.prepareCreate != nil {
+			f.prepareCreate(o)
 		}
 		if f.specChanged != nil {
 			o.GetObjectMeta().Generation = 1
@@ -252,10 +259,11 @@ func pods() *ResourceInfo {
 			m["status.podIP"] = o.Status.PodIP
 			m["status.nominatedNodeName"] = o.Status.NominatedNodeName
 		},
-		resetStatus: func(o *Pod) { o.Status = PodStatus{Phase: PodPending} },
-		keepStatus:  func(o, p *Pod) { o.Status = p.Status },
-		keepSpec:    func(o, p *Pod) { o.Spec = p.Spec },
-		specChanged: func(o, p *Pod) bool { return !semanticEqual(o.Spec, p.Spec) },
+		resetStatus:   func(o *Pod) { o.Status = PodStatus{Phase: PodPending} },
+		prepareCreate: DefaultPodServiceAccount,
+		keepStatus:    func(o, p *Pod) { o.Status = p.Status },
+		keepSpec:      func(o, p *Pod) { o.Spec = p.Spec },
+		specChanged:   func(o, p *Pod) bool { return !semanticEqual(o.Spec, p.Spec) },
 	})
 }
 
@@ -300,6 +308,40 @@ func events() *ResourceInfo {
 			m["source"] = o.Source.Component
 			m["type"] = o.Type
 		},
+	})
+}
+
+func configMaps() *ResourceInfo {
+	return build[ConfigMap, *ConfigMap, ConfigMapList](ResourceInfo{
+		Version: "v1", Resource: "configmaps", Singular: "configmap", Kind: "ConfigMap", ListKind: "ConfigMapList",
+		Namespaced: true, ShortNames: []string{"cm"},
+	}, kindFuncs[*ConfigMap]{
+		defaults: DefaultConfigMap,
+		create:   ValidateConfigMap,
+		update:   ValidateConfigMapUpdate,
+	})
+}
+
+func secrets() *ResourceInfo {
+	return build[Secret, *Secret, SecretList](ResourceInfo{
+		Version: "v1", Resource: "secrets", Singular: "secret", Kind: "Secret", ListKind: "SecretList",
+		Namespaced: true,
+	}, kindFuncs[*Secret]{
+		defaults: DefaultSecret,
+		create:   ValidateSecret,
+		update:   ValidateSecretUpdate,
+		fields:   func(o *Secret, m map[string]string) { m["type"] = o.Type },
+	})
+}
+
+func serviceAccounts() *ResourceInfo {
+	return build[ServiceAccount, *ServiceAccount, ServiceAccountList](ResourceInfo{
+		Version: "v1", Resource: "serviceaccounts", Singular: "serviceaccount", Kind: "ServiceAccount", ListKind: "ServiceAccountList",
+		Namespaced: true, ShortNames: []string{"sa"},
+	}, kindFuncs[*ServiceAccount]{
+		defaults: DefaultServiceAccount,
+		create:   ValidateServiceAccount,
+		update:   ValidateServiceAccountUpdate,
 	})
 }
 

@@ -19,6 +19,9 @@ func TestResourceTable(t *testing.T) {
 		{"v1", "pods", "pod", "Pod", true, []string{"po"}, []string{"status", "binding", "log"}, "*api.Pod"},
 		{"v1", "services", "service", "Service", true, []string{"svc"}, []string{"status"}, "*api.Service"},
 		{"v1", "events", "event", "Event", true, []string{"ev"}, nil, "*api.Event"},
+		{"v1", "configmaps", "configmap", "ConfigMap", true, []string{"cm"}, nil, "*api.ConfigMap"},
+		{"v1", "secrets", "secret", "Secret", true, nil, nil, "*api.Secret"},
+		{"v1", "serviceaccounts", "serviceaccount", "ServiceAccount", true, []string{"sa"}, nil, "*api.ServiceAccount"},
 		{"apps/v1", "deployments", "deployment", "Deployment", true, []string{"deploy"}, []string{"status", "scale"}, "*api.Deployment"},
 		{"apps/v1", "statefulsets", "statefulset", "StatefulSet", true, []string{"sts"}, []string{"status", "scale"}, "*api.StatefulSet"},
 		{"discovery.k8s.io/v1", "endpointslices", "endpointslice", "EndpointSlice", true, nil, nil, "*api.EndpointSlice"},
@@ -142,6 +145,7 @@ func TestResourceFields(t *testing.T) {
 		{"deployments", validDeployment(), map[string]string{"metadata.name": "web", "metadata.namespace": "default"}},
 		{"endpointslices", validEndpointSlice(), map[string]string{"metadata.name": "web-abcde"}},
 		{"leases", validLease(), map[string]string{"metadata.namespace": "kube-node-lease"}},
+		{"secrets", validSecret(), map[string]string{"type": "Opaque", "metadata.name": "db"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.resource, func(t *testing.T) {
@@ -165,17 +169,26 @@ func TestResourceFields(t *testing.T) {
 // PrepareForStatusUpdate and ValidateStatusUpdate.
 func TestResourceTableLifecycle(t *testing.T) {
 	samples := map[string]func() Object{
-		"namespaces":     func() Object { return validNamespace() },
-		"nodes":          func() Object { return validNode() },
-		"pods":           func() Object { return validPod() },
-		"services":       func() Object { return validService() },
-		"events":         func() Object { return validEvent() },
-		"deployments":    func() Object { return validDeployment() },
-		"statefulsets":   func() Object { return validStatefulSet() },
-		"endpointslices": func() Object { return validEndpointSlice() },
-		"servicecidrs":   func() Object { return validServiceCIDR() },
-		"ipaddresses":    func() Object { return validIPAddress() },
-		"leases":         func() Object { return validLease() },
+		"namespaces": func() Object { return validNamespace() },
+		"nodes":      func() Object { return validNode() },
+		// A pod is stored with the serviceAccountName its create defaulted,
+		// which an update may not drop.
+		"pods": func() Object {
+			p := validPod()
+			p.Spec.ServiceAccountName = ServiceAccountDefault
+			return p
+		},
+		"services":        func() Object { return validService() },
+		"events":          func() Object { return validEvent() },
+		"deployments":     func() Object { return validDeployment() },
+		"statefulsets":    func() Object { return validStatefulSet() },
+		"endpointslices":  func() Object { return validEndpointSlice() },
+		"servicecidrs":    func() Object { return validServiceCIDR() },
+		"ipaddresses":     func() Object { return validIPAddress() },
+		"leases":          func() Object { return validLease() },
+		"configmaps":      func() Object { return validConfigMap() },
+		"secrets":         func() Object { return validSecret() },
+		"serviceaccounts": func() Object { return validServiceAccount() },
 	}
 	for _, r := range Resources() {
 		t.Run(r.Resource, func(t *testing.T) {

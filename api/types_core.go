@@ -751,3 +751,75 @@ type EventSeries struct {
 	Count            int32     `json:"count,omitempty"`
 	LastObservedTime MicroTime `json:"lastObservedTime,omitempty"`
 }
+
+// ---- ConfigMap ----
+
+// ConfigMap holds configuration data for pods to consume. A key is in
+// data or binaryData, never both; the values of both together are at most
+// MaxConfigDataSize bytes. Once immutable is true, data and binaryData
+// can no longer change and immutable cannot be unset.
+type ConfigMap struct {
+	TypeMeta   `json:",inline"`
+	ObjectMeta `json:"metadata,omitempty"`
+	Immutable  *bool             `json:"immutable,omitempty"`
+	Data       map[string]string `json:"data,omitempty"`
+	// BinaryData travels base64-encoded in JSON, as any []byte.
+	BinaryData map[string][]byte `json:"binaryData,omitempty"`
+}
+
+// MaxConfigDataSize bounds the summed size of a ConfigMap's or a Secret's
+// values (1 MiB, Kubernetes' MaxSecretSize).
+const MaxConfigDataSize = 1 << 20
+
+// ---- Secret ----
+
+// Secret types (the type decides which keys validation requires).
+const (
+	SecretTypeOpaque              = "Opaque"
+	SecretTypeServiceAccountToken = "kubernetes.io/service-account-token"
+	SecretTypeDockercfg           = "kubernetes.io/dockercfg"
+	SecretTypeDockerConfigJSON    = "kubernetes.io/dockerconfigjson"
+	SecretTypeBasicAuth           = "kubernetes.io/basic-auth"
+	SecretTypeSSHAuth             = "kubernetes.io/ssh-auth"
+	SecretTypeTLS                 = "kubernetes.io/tls"
+)
+
+// The keys and annotations the Secret types require.
+const (
+	ServiceAccountNameKey = "kubernetes.io/service-account.name"
+	DockerConfigKey       = ".dockercfg"
+	DockerConfigJSONKey   = ".dockerconfigjson"
+	BasicAuthUsernameKey  = "username"
+	BasicAuthPasswordKey  = "password"
+	SSHAuthPrivateKey     = "ssh-privatekey"
+	TLSCertKey            = "tls.crt"
+	TLSPrivateKeyKey      = "tls.key"
+)
+
+// Secret holds sensitive data. stringData is write-only: on every write it
+// is merged into data (its keys win) and then dropped, so it is never
+// stored nor returned (DefaultSecret).
+type Secret struct {
+	TypeMeta   `json:",inline"`
+	ObjectMeta `json:"metadata,omitempty"`
+	Immutable  *bool `json:"immutable,omitempty"`
+	// Data travels base64-encoded in JSON, as any []byte.
+	Data       map[string][]byte `json:"data,omitempty"`
+	StringData map[string]string `json:"stringData,omitempty"`
+	Type       string            `json:"type,omitempty"`
+}
+
+// ---- ServiceAccount ----
+
+// ServiceAccountDefault is the ServiceAccount every namespace has and
+// pods run as when they name none.
+const ServiceAccountDefault = "default"
+
+// ServiceAccount is an identity for processes that run in pods.
+type ServiceAccount struct {
+	TypeMeta                     `json:",inline"`
+	ObjectMeta                   `json:"metadata,omitempty"`
+	Secrets                      []ObjectReference      `json:"secrets,omitempty"`
+	ImagePullSecrets             []LocalObjectReference `json:"imagePullSecrets,omitempty"`
+	AutomountServiceAccountToken *bool                  `json:"automountServiceAccountToken,omitempty"`
+}

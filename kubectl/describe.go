@@ -265,6 +265,16 @@ func (s *session) describe(ctx context.Context, info *api.ResourceInfo, raw []by
 		err = describeTyped(raw, func(o *api.EndpointSlice) { describeEndpointSlice(p, o) })
 	case "nodes":
 		err = describeTyped(raw, func(o *api.Node) { s.describeNode(ctx, p, o) })
+	case "secrets":
+		// As kubectl: the type and each key's size, never a value.
+		err = describeTyped(raw, func(o *api.Secret) {
+			p.meta(&o.ObjectMeta, true)
+			p.labelsAndAnnotations(&o.ObjectMeta)
+			p.write(0, "\nType:\t%s\n\nData\n====\n", o.Type)
+			for _, k := range sortedKeys(o.Data) {
+				p.write(0, "%s:\t%d bytes\n", k, len(o.Data[k]))
+			}
+		})
 	case "namespaces":
 		err = describeTyped(raw, func(o *api.Namespace) {
 			p.meta(&o.ObjectMeta, false)

@@ -13,7 +13,7 @@
 // with a value) may also precede the verb, as in kubectl: `skiff -n
 // kube-system get pods`. Resource arguments
 // are kubectl's: TYPE[,TYPE] [NAME...] or TYPE/NAME..., with plural,
-// singular, short (svc, po, deploy, sts, ns, no, ev) and kind names,
+// singular, short (svc, po, deploy, sts, ns, no, ev, cm, sa) and kind names,
 // optionally group-qualified (deployments.apps).
 //
 // # Connection

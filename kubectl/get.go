@@ -42,7 +42,7 @@ func newGetCommand(g *globals) *cobra.Command {
 		Long: `Display one or many resources, as kubectl get does.
 
 Resource types take their plural, singular or short names (svc, po, deploy,
-sts, ns, no, ep, ev, endpointslices), optionally with their group
+sts, ns, no, ep, ev, cm, sa, endpointslices), optionally with their group
 (deployments.apps). The server's Table columns are printed when it serves
 them; otherwise the client prints kubectl's columns itself.`,
 		Example: `  skiff get svc data-channel

@@ -13,6 +13,7 @@ import (
 	"github.com/skiff-dev/skiff/controller/namespace"
 	"github.com/skiff-dev/skiff/controller/nodeipam"
 	"github.com/skiff-dev/skiff/controller/nodelifecycle"
+	"github.com/skiff-dev/skiff/controller/serviceaccount"
 	"github.com/skiff-dev/skiff/controller/servicelb"
 	"github.com/skiff-dev/skiff/controller/statefulset"
 	"github.com/skiff-dev/skiff/scheduler"
@@ -86,6 +87,18 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 		ns := namespace.New(namespace.Deps{Client: c, Log: s.log.With("component", "namespace")},
 			namespace.Options{Resources: s.resource, Workers: 2})
 		add("namespace", ns.Run)
+	}
+	if enabled("serviceaccount") {
+		// serviceaccount keeps a "default" ServiceAccount in every namespace.
+		if sa, err := serviceaccount.New(serviceaccount.Deps{
+			Client: c, Namespaces: informer("namespaces", "namespaces", ""),
+			ServiceAccounts: informer("serviceaccounts", "serviceaccounts", ""),
+			Log:             s.log.With("component", "serviceaccount"),
+		}, serviceaccount.Options{}); err != nil {
+			s.log.Error("serviceaccount: not started", "err", err)
+		} else {
+			add("serviceaccount", sa.Run)
+		}
 	}
 	if enabled("endpointslice") {
 		eps := endpointslice.New(endpointslice.Deps{

@@ -48,6 +48,8 @@
 //     changes its podCIDR.
 //   - nodeipam (controller/nodeipam) gives every Node a podCIDR out of
 //     --cluster-cidr (/--node-cidr-mask-size, 24 by default).
+//   - serviceaccount (controller/serviceaccount) keeps a "default"
+//     ServiceAccount in every active namespace.
 //   - Unless --disable-agent, Start also runs a node agent for this machine
 //     (agent.go): it joins over the server's own URL like any agent, with
 //     its state in the data dir. A test binary runs it only when
@@ -86,7 +88,8 @@
 // listener's handler: "/", "/favicon.ico" and "/ui/" are its, the rest goes
 // on to node join, the trace route and the API. It calls the API handler
 // in process with the session's own token, so the authorizer above decides
-// its writes (the read-only dashboard token, tokens/dashboard, reads only).
+// its writes (the read-only dashboard token, tokens/dashboard, reads only,
+// and not Secrets).
 // Its session cookies are sealed with tokens/dashboard-session.key, kept
 // across restarts. The first start logs the read-only token once.
 //

@@ -261,6 +261,23 @@ func TestRows(t *testing.T) {
 			want: []any{"5s", "Warning", "Ready", "node", "", "skiff-node, node-a", "", "10m", int64(7), "ev2"},
 		},
 		{
+			name: "configmap counts data and binaryData", resource: "configmaps",
+			obj: &api.ConfigMap{ObjectMeta: meta("conf", time.Minute),
+				Data: map[string]string{"a": "1", "b": "2"}, BinaryData: map[string][]byte{"c": {0xff}}},
+			want: []any{"conf", int64(3), "60s"},
+		},
+		{
+			name: "secret shows its type and key count, no value", resource: "secrets",
+			obj: &api.Secret{ObjectMeta: meta("tls", 3*time.Hour), Type: api.SecretTypeTLS,
+				Data: map[string][]byte{"tls.crt": []byte("c"), "tls.key": []byte("k")}},
+			want: []any{"tls", "kubernetes.io/tls", int64(2), "3h"},
+		},
+		{
+			name: "serviceaccount", resource: "serviceaccounts",
+			obj:  &api.ServiceAccount{ObjectMeta: meta("default", 5*time.Second)},
+			want: []any{"default", int64(0), "5s"},
+		},
+		{
 			name: "lease", group: "coordination.k8s.io", resource: "leases",
 			obj:  &api.Lease{ObjectMeta: meta("node-a", 2*time.Minute), Spec: api.LeaseSpec{HolderIdentity: ptr("node-a")}},
 			want: []any{"node-a", "node-a", "2m"},
@@ -314,6 +331,9 @@ func TestColumnsAsKubectlPrintsThem(t *testing.T) {
 		{"", "namespaces", "NAME STATUS AGE", ""},
 		{"", "events", "LAST SEEN TYPE REASON OBJECT MESSAGE", "SUBOBJECT SOURCE FIRST SEEN COUNT NAME"},
 		{"coordination.k8s.io", "leases", "NAME HOLDER AGE", ""},
+		{"", "configmaps", "NAME DATA AGE", ""},
+		{"", "secrets", "NAME TYPE DATA AGE", ""},
+		{"", "serviceaccounts", "NAME SECRETS AGE", ""},
 		{"networking.k8s.io", "servicecidrs", "NAME CIDRS AGE", ""},
 		{"networking.k8s.io", "ipaddresses", "NAME PARENTREF", ""},
 	} {

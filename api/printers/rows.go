@@ -536,6 +536,42 @@ func EventCells(e *api.Event, now time.Time) []any {
 	}
 }
 
+// ---- ConfigMaps, Secrets, ServiceAccounts ----
+
+func configMapColumns() []Column {
+	return []Column{nameColumn, col("Data", "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process."), ageColumn}
+}
+
+// ConfigMapCells is a ConfigMap's row: NAME DATA AGE, DATA counting the
+// keys of data and binaryData.
+func ConfigMapCells(c *api.ConfigMap, now time.Time) []any {
+	return []any{c.Name, int64(len(c.Data) + len(c.BinaryData)), Age(c.CreationTimestamp.Time, now)}
+}
+
+func secretColumns() []Column {
+	return []Column{
+		nameColumn,
+		col("Type", "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types"),
+		col("Data", "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4"),
+		ageColumn,
+	}
+}
+
+// SecretCells is a Secret's row: NAME TYPE DATA AGE, DATA counting keys
+// (never showing a value).
+func SecretCells(s *api.Secret, now time.Time) []any {
+	return []any{s.Name, s.Type, int64(len(s.Data)), Age(s.CreationTimestamp.Time, now)}
+}
+
+func serviceAccountColumns() []Column {
+	return []Column{nameColumn, col("Secrets", "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed to use."), ageColumn}
+}
+
+// ServiceAccountCells is a ServiceAccount's row: NAME SECRETS AGE.
+func ServiceAccountCells(sa *api.ServiceAccount, now time.Time) []any {
+	return []any{sa.Name, int64(len(sa.Secrets)), Age(sa.CreationTimestamp.Time, now)}
+}
+
 // ---- Leases, ServiceCIDRs, IPAddresses ----
 
 func leaseColumns() []Column {

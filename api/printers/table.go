@@ -145,6 +145,12 @@ func For(group, resource string) *Printer {
 		return typed(namespaceColumns(), NamespaceCells, nil)
 	case "/events":
 		return typed(eventColumns(), EventCells, nil)
+	case "/configmaps":
+		return typed(configMapColumns(), ConfigMapCells, nil)
+	case "/secrets":
+		return typed(secretColumns(), SecretCells, nil)
+	case "/serviceaccounts":
+		return typed(serviceAccountColumns(), ServiceAccountCells, nil)
 	case "apps/deployments":
 		return typed(deploymentColumns(), DeploymentCells, nil)
 	case "apps/statefulsets":

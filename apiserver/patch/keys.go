@@ -36,6 +36,7 @@ type listStrategy struct {
 //	status.conditions                        by type
 //	status.addresses (Node)                  by type
 //	status.podIPs, status.hostIPs (Pod)      by ip
+//	secrets (ServiceAccount)                 by name
 //
 // with every pod-spec and metadata path also under a workload's template
 // (`spec.template.spec.…`, `spec.template.metadata.…`). Everything else,
@@ -56,6 +57,7 @@ func buildMergeKeys() map[string]listStrategy {
 		"status.addresses":  byKey("type"),
 		"status.podIPs":     byKey("ip"),
 		"status.hostIPs":    byKey("ip"),
+		"secrets":           byKey("name"),
 	}
 	for _, meta := range []string{"metadata", "spec.template.metadata"} {
 		t[meta+".ownerReferences"] = byKey("uid")

@@ -17,7 +17,10 @@ var roots = []root{
 	{apiVersion: "networking.k8s.io/v1", kind: "ServiceCIDR", msg: 206},
 	{apiVersion: "networking.k8s.io/v1", kind: "IPAddress", msg: 209},
 	{apiVersion: "coordination.k8s.io/v1", kind: "Lease", msg: 212},
-	{apiVersion: "", kind: "DeleteOptions", msg: 214},
+	{apiVersion: "v1", kind: "ConfigMap", msg: 214},
+	{apiVersion: "v1", kind: "Secret", msg: 215},
+	{apiVersion: "v1", kind: "ServiceAccount", msg: 216},
+	{apiVersion: "", kind: "DeleteOptions", msg: 217},
 }
 
 // messages are the message types, fields sorted by number.
@@ -1381,15 +1384,34 @@ var messages = []message{
 		{num: 6, json: "strategy", kind: kindString, pointer: true},
 		{num: 7, json: "preferredHolder", kind: kindString, pointer: true},
 	}},
-	214: {name: "apimachinery/pkg/apis/meta/v1.DeleteOptions", fields: []field{
+	214: {name: "api/core/v1.ConfigMap", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "data", kind: kindMap, mapVal: kindString},
+		{num: 3, json: "binaryData", kind: kindMap, mapVal: kindBytes},
+		{num: 4, json: "immutable", kind: kindBool, pointer: true},
+	}},
+	215: {name: "api/core/v1.Secret", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "data", kind: kindMap, mapVal: kindBytes},
+		{num: 3, json: "type", kind: kindString},
+		{num: 4, json: "stringData", kind: kindMap, mapVal: kindString},
+		{num: 5, json: "immutable", kind: kindBool, pointer: true},
+	}},
+	216: {name: "api/core/v1.ServiceAccount", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "secrets", kind: kindMessage, msg: 172, repeated: true},
+		{num: 3, json: "imagePullSecrets", kind: kindMessage, msg: 39, repeated: true},
+		{num: 4, json: "automountServiceAccountToken", kind: kindBool, pointer: true},
+	}},
+	217: {name: "apimachinery/pkg/apis/meta/v1.DeleteOptions", fields: []field{
 		{num: 1, json: "gracePeriodSeconds", kind: kindInt64, pointer: true},
-		{num: 2, json: "preconditions", kind: kindMessage, msg: 215, pointer: true},
+		{num: 2, json: "preconditions", kind: kindMessage, msg: 218, pointer: true},
 		{num: 3, json: "orphanDependents", kind: kindBool, pointer: true},
 		{num: 4, json: "propagationPolicy", kind: kindString, pointer: true},
 		{num: 5, json: "dryRun", kind: kindString, repeated: true},
 		{num: 6, json: "ignoreStoreReadErrorWithClusterBreakingPotential", kind: kindBool, pointer: true},
 	}},
-	215: {name: "apimachinery/pkg/apis/meta/v1.Preconditions", fields: []field{
+	218: {name: "apimachinery/pkg/apis/meta/v1.Preconditions", fields: []field{
 		{num: 1, json: "uid", kind: kindString, pointer: true},
 		{num: 2, json: "resourceVersion", kind: kindString, pointer: true},
 	}},

@@ -49,6 +49,9 @@ var Roots = []Root{
 	{"networking.k8s.io/v1", "ServiceCIDR", networkingv1.ServiceCIDR{}},
 	{"networking.k8s.io/v1", "IPAddress", networkingv1.IPAddress{}},
 	{"coordination.k8s.io/v1", "Lease", coordinationv1.Lease{}},
+	{"v1", "ConfigMap", corev1.ConfigMap{}},
+	{"v1", "Secret", corev1.Secret{}},
+	{"v1", "ServiceAccount", corev1.ServiceAccount{}},
 	{"", "DeleteOptions", metav1.DeleteOptions{}},
 }
 
