@@ -169,9 +169,6 @@ func authzPod(name, node, secret, configMap string) *api.Pod {
 // Secrets and ConfigMaps by name; lists of Secrets are refused. Listing
 // every pod (what the node DNS does) returns names and IPs only: no env,
 // no annotations, no volumes.
-//
-// Until this branch serves Secrets and ConfigMaps, an allowed get of one
-// answers 404: "not 403" is what is asserted for a node's own.
 func TestAuthzNodeReadsItsOwn(t *testing.T) {
 	ts := startServer(t, servertest.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -180,6 +177,19 @@ func TestAuthzNodeReadsItsOwn(t *testing.T) {
 	tokA, tokB := authzJoin(t, ts, "node-a", ""), authzJoin(t, ts, "node-b", "")
 	for _, p := range []*api.Pod{authzPod("pod-a", "node-a", "sec-a", "cm-a"), authzPod("pod-b", "node-b", "sec-b", "cm-b")} {
 		if err := ts.Client().Create(ctx, api.Lookup(api.Resources(), "v1", "pods"), "default", p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, n := range []string{"a", "b", "never-referenced"} {
+		sec := &api.Secret{ObjectMeta: api.ObjectMeta{Name: "sec-" + n}, Data: map[string][]byte{"password": []byte("secret-of-" + n)}}
+		if n == "never-referenced" {
+			sec.Name = n
+		}
+		if err := ts.Client().Create(ctx, api.Lookup(api.Resources(), "v1", "secrets"), "default", sec); err != nil {
+			t.Fatal(err)
+		}
+		cm := &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: "cm-" + n}, Data: map[string]string{"k": "v"}}
+		if err := ts.Client().Create(ctx, api.Lookup(api.Resources(), "v1", "configmaps"), "default", cm); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -218,9 +228,9 @@ func TestAuthzNodeReadsItsOwn(t *testing.T) {
 					}
 				}
 			}
-			for _, p := range []string{ns + "secrets/sec-" + n.me, ns + "configmaps/cm-" + n.me} {
-				if code, body := get(n.tok, p); code == http.StatusForbidden || code == http.StatusOK && !strings.Contains(body, `"kind"`) {
-					t.Errorf("GET %s (its own pod's): %d %.200s", p, code, body)
+			for p, kind := range map[string]string{ns + "secrets/sec-" + n.me: "Secret", ns + "configmaps/cm-" + n.me: "ConfigMap"} {
+				if code, body := get(n.tok, p); code != http.StatusOK || !strings.Contains(body, `"kind":"`+kind+`"`) {
+					t.Errorf("GET %s (its own pod's): %d, want 200 with the %s: %.200s", p, code, kind, body)
 				}
 			}
 			for _, p := range []string{ns + "secrets/sec-" + n.other, ns + "configmaps/cm-" + n.other, ns + "secrets/never-referenced",
