@@ -40,9 +40,12 @@ const (
 	patchMaxRounds = 8
 	patchTimeout   = 15 * time.Second
 	// patchP99 bounds the loop's p99 latency during the big patches, when
-	// the machine is quiet enough to tell: when the loop alone has a p99
-	// within patchQuietP99.
+	// the machine is quiet enough to tell: a load average within the CPU
+	// count and the loop alone at a p99 within patchQuietP99. With fewer
+	// than patchCPUs CPUs the bound is patchSmallP99 (see the test).
 	patchP99      = 50 * time.Millisecond
+	patchSmallP99 = 100 * time.Millisecond
+	patchCPUs     = 4
 	patchQuietP99 = 15 * time.Millisecond
 	// patchStallP99 bounds it always: a stalled commit loop (16.9 s
 	// before the merge was made linear and moved out of it) fails it on
@@ -60,17 +63,21 @@ const (
 // linear and runs outside the store's commit loop, and an object over the
 // stored-object limit is refused with 413. Lease renewals and Event
 // creates, written on a fixed schedule meanwhile, keep a p99 latency
-// under 50 ms. Before, their p99 was 16.9 s.
+// under 50 ms. Before, their p99 was 15 s (the length of the wait).
 //
-// The patches and the loop share the test's CPUs with whatever else runs:
-// on a busy machine (a load average over the CPU count, or the loop alone
-// already at a p99 over 15 ms) the writes wait for CPU, not for the
-// server, even while a patch that never reaches the store is computed, so
-// the 50 ms bound says nothing and only the 2 s bound, which any stall of
-// the commit loop fails, is checked. The mechanism itself is checked without timing by
-// TestPatchComputedOutsideCommitLoop and
-// TestStrategicMergeLargeListIsLinear.
+// The patches, the loop and the server share the test's CPUs with
+// whatever else runs. On a busy machine (a load average over the CPU
+// count when the test starts, or the loop alone already at a p99 over 15 ms) the writes wait
+// for CPU, not for the server, even while a patch that never reaches the
+// store is computed, so only the 2 s bound, which any stall of the commit
+// loop fails, is checked. On two CPUs the big patch's own computation and
+// its garbage collection take about one of them, and each of a write's
+// goroutine hand-offs may wait for a time slice: a quiet 2-CPU machine
+// measured a p99 of 25-50 ms, so there the bound is 100 ms. The mechanism
+// itself is checked without timing by TestPatchComputedOutsideCommitLoop
+// and TestStrategicMergeLargeListIsLinear.
 func TestPatchBigListDoesNotStallWrites(t *testing.T) {
+	loadAvg, haveLoad := patchLoadAverage() // before the test's own load
 	ts := startServer(t, servertest.Options{DisabledControllers: []string{"nodelifecycle"}})
 	c := ts.Client()
 	// The big patches on a connection of their own, as a node has.
@@ -124,15 +131,19 @@ func TestPatchBigListDoesNotStallWrites(t *testing.T) {
 	if p99 > patchStallP99 {
 		t.Errorf("concurrent writes' p99 latency is %v during the big patches, want under %v", p99, patchStallP99)
 	}
-	switch load, ok := patchLoadAverage(); {
-	case ok && load > float64(runtime.NumCPU()):
+	bound := patchP99
+	if runtime.GOMAXPROCS(0) < patchCPUs {
+		bound = patchSmallP99
+	}
+	switch {
+	case haveLoad && loadAvg > float64(runtime.NumCPU()):
 		t.Logf("the %v bound is not checked: the load average is %.1f on %d CPUs, the machine is too busy to tell",
-			patchP99, load, runtime.NumCPU())
+			bound, loadAvg, runtime.NumCPU())
 	case baseP99 > patchQuietP99:
 		t.Logf("the %v bound is not checked: the loop alone already has a p99 of %v (over %v), the machine is too busy to tell",
-			patchP99, baseP99, patchQuietP99)
-	case p99 > patchP99:
-		t.Errorf("concurrent writes' p99 latency is %v during the big patches, want under %v", p99, patchP99)
+			bound, baseP99, patchQuietP99)
+	case p99 > bound:
+		t.Errorf("concurrent writes' p99 latency is %v during the big patches, want under %v (%d CPUs)", p99, bound, runtime.GOMAXPROCS(0))
 	}
 }
 
