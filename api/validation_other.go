@@ -203,11 +203,13 @@ func dedupe(errs field.ErrorList) field.ErrorList {
 
 // ---- EndpointSlice ----
 
-// Limits of an EndpointSlice.
+// Limits of an EndpointSlice, as Kubernetes' discovery validation has them.
 const (
 	MaxEndpointsPerSlice = 1000
 	maxAddressesPerEndp  = 100
 	maxPortsPerSlice     = 20000
+	maxZoneHints         = 8
+	maxNodeHints         = 8
 )
 
 var supportedAddressTypes = []string{AddressTypeFQDN, AddressTypeIPv4, AddressTypeIPv6}
@@ -269,6 +271,44 @@ func validateEndpoints(eps []Endpoint, addrType string, path *field.Path) field.
 		}
 		if ep.TargetRef != nil && ep.TargetRef.Name == "" {
 			errs = append(errs, field.Required(p.Child("targetRef", "name"), ""))
+		}
+		if ep.Hints != nil {
+			errs = append(errs, validateEndpointHints(ep.Hints, p.Child("hints"))...)
+		}
+	}
+	return errs
+}
+
+// validateEndpointHints checks an endpoint's topology hints: at most 8
+// zones and 8 nodes, each named once and validly.
+func validateEndpointHints(h *EndpointHints, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	zp := path.Child("forZones")
+	if len(h.ForZones) > maxZoneHints {
+		errs = append(errs, field.TooMany(zp, len(h.ForZones), maxZoneHints))
+	} else {
+		seen := map[string]bool{}
+		for i, z := range h.ForZones {
+			p := zp.Index(i).Child("name")
+			if seen[z.Name] {
+				errs = append(errs, field.Duplicate(p, z.Name))
+			}
+			seen[z.Name] = true
+			errs = append(errs, invalidEach(p, z.Name, ValidateLabelValue(z.Name))...)
+		}
+	}
+	np := path.Child("forNodes")
+	if len(h.ForNodes) > maxNodeHints {
+		errs = append(errs, field.TooMany(np, len(h.ForNodes), maxNodeHints))
+	} else {
+		seen := map[string]bool{}
+		for i, n := range h.ForNodes {
+			p := np.Index(i).Child("name")
+			if seen[n.Name] {
+				errs = append(errs, field.Duplicate(p, n.Name))
+			}
+			seen[n.Name] = true
+			errs = append(errs, invalidEach(p, n.Name, NameIsDNSSubdomain(n.Name, false))...)
 		}
 	}
 	return errs

@@ -241,6 +241,15 @@ func TestValidateEndpointSlice(t *testing.T) {
 		{name: "too many endpoints", mutate: func(s *EndpointSlice) {
 			s.Endpoints = make([]Endpoint, MaxEndpointsPerSlice+1)
 		}, want: []string{"FieldValueTooMany endpoints"}},
+		{name: "valid hints", mutate: func(s *EndpointSlice) {
+			s.Endpoints[0].Hints = &EndpointHints{ForZones: []ForZone{{Name: "zone-a"}}, ForNodes: []ForNode{{Name: "node-1"}}}
+		}},
+		{name: "too many zone and node hints", mutate: func(s *EndpointSlice) {
+			s.Endpoints[0].Hints = &EndpointHints{ForZones: make([]ForZone, maxZoneHints+1), ForNodes: make([]ForNode, maxNodeHints+1)}
+		}, want: []string{"FieldValueTooMany endpoints[0].hints.forZones", "FieldValueTooMany endpoints[0].hints.forNodes"}},
+		{name: "duplicate and bad hints", mutate: func(s *EndpointSlice) {
+			s.Endpoints[0].Hints = &EndpointHints{ForZones: []ForZone{{Name: "a"}, {Name: "a"}}, ForNodes: []ForNode{{Name: "Node_1"}}}
+		}, want: []string{"FieldValueDuplicate endpoints[0].hints.forZones[1].name", "FieldValueInvalid endpoints[0].hints.forNodes[0].name"}},
 		{name: "bad hostname", mutate: func(s *EndpointSlice) { s.Endpoints[0].Hostname = ptrTo("web.0") },
 			want: []string{"FieldValueInvalid endpoints[0].hostname"}},
 		{name: "bad nodeName", mutate: func(s *EndpointSlice) { s.Endpoints[0].NodeName = ptrTo("Node_1") },

@@ -713,8 +713,17 @@ func validatePodIPs(p *Pod) field.ErrorList {
 		errs = append(errs, field.Invalid(podIPs, p.Status.PodIPs, "may specify no more than one IP for each IP family"))
 	}
 	hostIPs := field.NewPath("status", "hostIPs")
+	hips := make([]string, len(p.Status.HostIPs))
+	badHost := false
 	for i, ip := range p.Status.HostIPs {
-		errs = append(errs, ValidateIP(hostIPs.Index(i), ip.IP)...)
+		if e := ValidateIP(hostIPs.Index(i), ip.IP); len(e) > 0 {
+			badHost = true
+			errs = append(errs, e...)
+		}
+		hips[i] = ip.IP
+	}
+	if !badHost && len(hips) > 1 && !isDualStack(hips) {
+		errs = append(errs, field.Invalid(hostIPs, p.Status.HostIPs, "may specify no more than one IP for each IP family"))
 	}
 	if p.Status.PodIP != "" && len(p.Status.PodIPs) > 0 && p.Status.PodIPs[0].IP != p.Status.PodIP {
 		errs = append(errs, field.Invalid(field.NewPath("status", "podIP"), p.Status.PodIP, "must match `podIPs[0].ip`"))

@@ -210,6 +210,9 @@ func TestValidatePod(t *testing.T) {
 		}, want: []string{"FieldValueInvalid spec.tolerations[0].operator"}},
 		{name: "bad pod IP", mutate: func(p *Pod) { p.Status.PodIPs = []PodIP{{IP: "10.0.0"}} },
 			want: []string{"FieldValueInvalid status.podIPs[0]"}},
+		{name: "dual-stack host IPs", mutate: func(p *Pod) { p.Status.HostIPs = []HostIP{{IP: "10.0.0.1"}, {IP: "fd00::1"}} }},
+		{name: "two IPv4 host IPs", mutate: func(p *Pod) { p.Status.HostIPs = []HostIP{{IP: "10.0.0.1"}, {IP: "10.0.0.2"}} },
+			want: []string{"FieldValueInvalid status.hostIPs"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

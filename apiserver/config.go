@@ -198,3 +198,13 @@ type Outcome struct {
 type TxnHook interface {
 	Admit(ctx context.Context, tx store.Txn, a Admission) (Outcome, error)
 }
+
+// ValidatingHook is a TxnHook that never changes a.Obj: it only admits or
+// refuses (and may write other keys). The server then encodes an update
+// before its transaction, keeping the encoding of a big object out of the
+// store's commit loop.
+type ValidatingHook interface {
+	TxnHook
+	// ValidatesOnly marks the hook; it is never called.
+	ValidatesOnly()
+}

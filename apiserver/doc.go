@@ -38,7 +38,11 @@
 // object, checks resourceVersion preconditions (409), checks the namespace
 // (creates only: 404 when absent, 403 when terminating), calls the
 // resource's TxnHook, and puts the new value. After the transaction the
-// hook's Outcome.OnCommit or OnAbort runs.
+// hook's Outcome.OnCommit or OnAbort runs. PUT and PATCH do their heavy
+// part before the transaction (update.go): they read the object, compute,
+// check and encode the new version, and their transaction only checks that
+// the object is still at the revision read (else they start again), calls
+// the hook and puts the value. An object encoded over MaxObjectBytes is 413.
 //
 // # Key layout
 //
@@ -68,9 +72,17 @@
 //     holding it (finalizers, a bound pod's grace period, a namespace's
 //     spec.finalizers), or an update that removes the last such hold. The
 //     TxnHook sees OpDelete in both cases and only then.
-//   - Patches are applied inside the write transaction to the current stored
-//     object, so concurrent patches never conflict unless a patch sets
-//     metadata.resourceVersion itself.
+//   - A patch applies to the object as stored when its transaction
+//     commits (a stale read is computed again; after optimisticTries, inside
+//     the transaction), so concurrent patches never conflict unless a patch
+//     sets metadata.resourceVersion itself. The same holds for a PUT
+//     without resourceVersion.
+//   - The store closure of a PUT or PATCH (of an object or its status)
+//     neither parses, merges, validates nor encodes the object, unless the
+//     resource's hook may change the object (the encoding then follows the
+//     hook) or the object changed under every optimistic try (the
+//     fallback). Scale, binding and finalize still update inside their
+//     transaction; their objects are small.
 //   - Every error response is a Status with the Kubernetes reason and code.
 //
 // # Watch

@@ -11,7 +11,6 @@ import (
 	"slices"
 
 	"github.com/skiff-dev/skiff/api"
-	"github.com/skiff-dev/skiff/api/field"
 	"github.com/skiff-dev/skiff/store"
 )
 
@@ -232,6 +231,9 @@ func (h *handler) create() {
 		if err != nil {
 			return err
 		}
+		if err := checkObjectSize(r, meta.Name, len(raw)); err != nil {
+			return err
+		}
 		return tx.Put(key, raw)
 	})
 	if err != nil {
@@ -294,14 +296,19 @@ func (h *handler) update() {
 		writeErr(h.w, err)
 		return
 	}
-	var raw []byte
-	err = h.s.write(ctx, isDryRun(h.req), func(tx store.Txn, run *hookRun) error {
-		kv, err := h.storedIn(tx)
-		if err != nil {
-			return err
+	// A retry starts again from the body as decoded: the update edits obj.
+	body, err := json.Marshal(obj)
+	if err != nil {
+		writeErr(h.w, err)
+		return
+	}
+	tries := 0
+	raw, _, err := h.guaranteedUpdate(ctx, isDryRun(h.req), func(store.KeyValue) (api.Object, []string, error) {
+		if tries++; tries == 1 {
+			return obj, nil, nil
 		}
-		raw, err = h.applyUpdate(ctx, tx, run, kv, obj, h.sub)
-		return err
+		o, err := h.r.decode(body)
+		return o, nil, err
 	})
 	if err != nil {
 		writeErr(h.w, err)
@@ -311,8 +318,9 @@ func (h *handler) update() {
 }
 
 // patch serves PATCH on the object and on its status. The patch is applied
-// inside the transaction to the current stored object, so it never
-// conflicts unless it sets metadata.resourceVersion itself.
+// to the stored object outside the transaction and committed only if the
+// object has not changed since (guaranteedUpdate), so it never conflicts
+// unless it sets metadata.resourceVersion itself.
 func (h *handler) patch() {
 	ctx := h.req.Context()
 	fv, pt, body, err := h.readRequestAs(patchType)
@@ -320,27 +328,16 @@ func (h *handler) patch() {
 		writeErr(h.w, err)
 		return
 	}
-	var raw []byte
-	var warnings []string
-	err = h.s.write(ctx, isDryRun(h.req), func(tx store.Txn, run *hookRun) error {
-		kv, err := h.storedIn(tx)
-		if err != nil {
-			return err
-		}
+	raw, warnings, err := h.guaranteedUpdate(ctx, isDryRun(h.req), func(kv store.KeyValue) (api.Object, []string, error) {
 		patched, err := h.s.applyPatch(ctx, pt, kv.Value, body)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		var obj api.Object
-		obj, warnings, err = decodeJSON(h.r.info, patched, fv)
+		obj, warnings, err := decodeJSON(h.r.info, patched, fv)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		if err := h.checkBodyMeta(obj, false); err != nil {
-			return err
-		}
-		raw, err = h.applyUpdate(ctx, tx, run, kv, obj, h.sub)
-		return err
+		return obj, warnings, h.checkBodyMeta(obj, false)
 	})
 	addWarnings(h.w, warnings)
 	if err != nil {
@@ -372,114 +369,6 @@ func (s *Server) applyPatch(ctx context.Context, pt string, original, patch []by
 		return nil, NewBadRequest(fmt.Sprintf("error applying patch: %v", err))
 	}
 	return out, nil
-}
-
-// applyUpdate turns a new version of a stored object (kv) into the next
-// stored value, inside tx: resourceVersion precondition, server-owned
-// metadata, status rules per subresource, generation, defaulting and
-// validation, the hook, deletion when the last finalizer goes, and no
-// write at all when nothing changed. It returns the object as sent back.
-func (h *handler) applyUpdate(ctx context.Context, tx store.Txn, run *hookRun, kv store.KeyValue, newObj api.Object, sub string) ([]byte, error) {
-	r := h.r
-	old, err := r.decode(kv.Value)
-	if err != nil {
-		return nil, err
-	}
-	nm, om := newObj.GetObjectMeta(), old.GetObjectMeta()
-	if nm.ResourceVersion != "" && nm.ResourceVersion != om.ResourceVersion {
-		return nil, NewConflict(r.qualified, om.Name, errModified)
-	}
-	obj := newObj
-	switch sub {
-	case "status":
-		base, err := r.decode(kv.Value)
-		if err != nil {
-			return nil, err
-		}
-		r.copyStatus(base, newObj)
-		obj = base
-	case "":
-		if nm.UID != "" && nm.UID != om.UID {
-			return nil, NewInvalid(r.qualifiedKind, om.Name, field.ErrorList{
-				field.Invalid(field.NewPath("metadata", "uid"), nm.UID, "field is immutable")})
-		}
-		nm.UID = om.UID
-		nm.CreationTimestamp = om.CreationTimestamp
-		nm.DeletionTimestamp = om.DeletionTimestamp
-		nm.DeletionGracePeriodSeconds = om.DeletionGracePeriodSeconds
-		nm.GenerateName = om.GenerateName
-		nm.ManagedFields = nil
-		if r.subs["status"] {
-			r.copyStatus(newObj, old)
-		}
-		// The resource's own update strategy (a Service keeps its
-		// allocated clusterIP/nodePorts when the request omits them and
-		// drops the ones a type change no longer needs), before defaulting
-		// and validation as in Kubernetes.
-		if r.info.PrepareForUpdate != nil {
-			r.info.PrepareForUpdate(newObj, old)
-		}
-	}
-	meta := obj.GetObjectMeta()
-	validate := sub != "binding" && sub != "finalize"
-	if validate && r.info.Default != nil {
-		r.info.Default(obj)
-	}
-	if om.DeletionTimestamp != nil {
-		for _, f := range meta.Finalizers {
-			if !slices.Contains(om.Finalizers, f) {
-				return nil, NewInvalid(r.qualifiedKind, om.Name, field.ErrorList{field.Forbidden(
-					field.NewPath("metadata", "finalizers"), "no new finalizers can be added if the object is being deleted")})
-			}
-		}
-	}
-	meta.Generation = om.Generation
-	if changed, err := r.specChanged(old, obj); err != nil {
-		return nil, err
-	} else if changed {
-		meta.Generation++
-	}
-	if validate {
-		errs := validateMeta(r, meta)
-		switch {
-		case sub == "status" && r.info.ValidateStatusUpdate != nil:
-			errs = append(errs, r.info.ValidateStatusUpdate(obj, old)...)
-		case r.info.ValidateUpdate != nil:
-			errs = append(errs, r.info.ValidateUpdate(obj, old)...)
-		}
-		if len(errs) > 0 {
-			return nil, NewInvalid(r.qualifiedKind, om.Name, errs)
-		}
-	}
-	key := KeyFor(r.info, om.Namespace, om.Name)
-	del, err := r.shouldDelete(obj)
-	if err != nil {
-		return nil, err
-	}
-	if del {
-		if err := h.s.admit(ctx, tx, run, r, Admission{Op: OpDelete, Obj: obj, Subresource: sub}); err != nil {
-			return nil, err
-		}
-		if err := tx.Delete(key); err != nil {
-			return nil, err
-		}
-		return r.encode(obj, tx.Revision())
-	}
-	if err := h.s.admit(ctx, tx, run, r, Admission{Op: OpUpdate, Obj: obj, Old: old, Subresource: sub}); err != nil {
-		return nil, err
-	}
-	raw, err := r.encode(obj, kv.ModRevision)
-	if err != nil {
-		return nil, err
-	}
-	if bytes.Equal(raw, kv.Value) {
-		return kv.Value, nil // no-op: no new revision, no event
-	}
-	raw, err = r.encode(obj, tx.Revision())
-	if err != nil {
-		return nil, err
-	}
-	return raw, tx.Put(key, raw)
 }
 
 // shouldDelete: an object being deleted whose last finalizer is gone (and

@@ -427,6 +427,10 @@ func scopeOf(a apiserver.Attributes) string {
 // Writes by other users pass untouched.
 type nodeRestriction struct{}
 
+// ValidatesOnly: nodeRestriction never changes the object it admits
+// (apiserver.ValidatingHook).
+func (nodeRestriction) ValidatesOnly() {}
+
 func (nodeRestriction) Admit(ctx context.Context, _ store.Txn, a apiserver.Admission) (apiserver.Outcome, error) {
 	u, ok := apiserver.UserFrom(ctx)
 	if !ok {

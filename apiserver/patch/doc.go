@@ -52,6 +52,9 @@
 // # Invariants
 //
 //   - Apply never modifies its arguments and never panics (FuzzStrategicMerge).
+//   - Its work is linear in the sizes of the document and the patch: a
+//     keyed list is indexed by merge key once, never scanned per element
+//     (TestStrategicMergeLargeListIsLinear, BenchmarkStrategicMergeLargeList).
 //   - Numbers pass through unchanged: integers beyond 2^53 are kept
 //     digit for digit. Output is compact JSON without HTML escaping.
 //   - The result of a successful Apply is always a JSON object.

@@ -295,15 +295,24 @@ func (m strategicMerger) mergeSet(orig, patch []any, p schemaPath) ([]any, error
 // same key, or is appended. `{"<key>": v, "$patch": "delete"}` deletes the
 // elements with key v; an element with `$patch: replace` makes the patch's
 // other elements replace the whole list.
+//
+// It takes time linear in the lengths of both lists: the elements are
+// indexed by key once. A patch element matches the first element with its
+// key, which may be one an earlier element of the same patch appended. A
+// merge never changes an element's key (the patch element holds it, and
+// `$retainKeys` may not drop a field the patch sets), so the index stays
+// right as elements merge.
 func (m strategicMerger) mergeByKey(orig, patch []any, mergeKey string, p schemaPath) ([]any, error) {
 	type entry struct {
 		i   int
 		obj map[string]any
 		key string
 	}
-	var regular []entry
+	var (
+		regular []entry
+		deleted map[string]bool
+	)
 	replace := false
-	out := slices.Clone(orig)
 	for i, e := range patch {
 		ep := p.index(i)
 		obj, ok := e.(map[string]any)
@@ -323,10 +332,10 @@ func (m strategicMerger) mergeByKey(orig, patch []any, mergeKey string, p schema
 				if !ok {
 					return nil, invalid(ep.field(mergeKey), "merge key must be a string, number or boolean, got %s", kindOf(kv))
 				}
-				out = slices.DeleteFunc(out, func(o any) bool {
-					k, ok := elementKey(o, mergeKey)
-					return ok && k == key
-				})
+				if deleted == nil {
+					deleted = make(map[string]bool)
+				}
+				deleted[key] = true
 			default:
 				return nil, invalid(ep, "unknown %s directive %s", directiveKey, describe(d))
 			}
@@ -344,7 +353,7 @@ func (m strategicMerger) mergeByKey(orig, patch []any, mergeKey string, p schema
 	}
 
 	if replace {
-		out = out[:0:0]
+		out := make([]any, 0, len(regular))
 		for _, r := range regular {
 			v, _, err := m.mergeMap(nil, r.obj, p.index(r.i))
 			if err != nil {
@@ -355,22 +364,34 @@ func (m strategicMerger) mergeByKey(orig, patch []any, mergeKey string, p schema
 		return out, nil
 	}
 
+	// The original's elements minus the deleted ones, and where the first
+	// element of each key is.
+	out := make([]any, 0, len(orig)+len(regular))
+	at := make(map[string]int, len(orig)+len(regular))
+	for _, o := range orig {
+		k, ok := elementKey(o, mergeKey)
+		if ok && deleted[k] {
+			continue
+		}
+		if _, seen := at[k]; ok && !seen {
+			at[k] = len(out)
+		}
+		out = append(out, o)
+	}
 	for _, r := range regular {
-		at := slices.IndexFunc(out, func(o any) bool {
-			k, ok := elementKey(o, mergeKey)
-			return ok && k == r.key
-		})
+		i, found := at[r.key]
 		var cur map[string]any
-		if at >= 0 {
-			cur = out[at].(map[string]any) // elementKey matched only objects
+		if found {
+			cur = out[i].(map[string]any) // elementKey matched only objects
 		}
 		v, _, err := m.mergeMap(cur, r.obj, p.index(r.i))
 		if err != nil {
 			return nil, err
 		}
-		if at >= 0 {
-			out[at] = v
+		if found {
+			out[i] = v
 		} else {
+			at[r.key] = len(out)
 			out = append(out, v)
 		}
 	}
@@ -443,24 +464,24 @@ func (m strategicMerger) setElementOrder(orig map[string]any, field string, orde
 	if !ok {
 		return nil
 	}
+	type namedElement struct {
+		e    any
+		rank int
+	}
 	var slots []int
-	var named []any
+	var named []namedElement
 	for i, e := range list {
 		if k, ok := identity(e); ok {
-			if _, ok := rank[k]; ok {
+			if r, ok := rank[k]; ok {
 				slots = append(slots, i)
-				named = append(named, e)
+				named = append(named, namedElement{e: e, rank: r})
 			}
 		}
 	}
-	sort.SliceStable(named, func(a, b int) bool {
-		ka, _ := identity(named[a])
-		kb, _ := identity(named[b])
-		return rank[ka] < rank[kb]
-	})
+	sort.SliceStable(named, func(a, b int) bool { return named[a].rank < named[b].rank })
 	out := slices.Clone(list)
 	for j, slot := range slots {
-		out[slot] = named[j]
+		out[slot] = named[j].e
 	}
 	orig[field] = out
 	return nil
