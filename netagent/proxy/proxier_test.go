@@ -96,6 +96,9 @@ func TestProxierNeverSyncsOnPartialCaches(t *testing.T) {
 		if !c.Full || len(c.Endpoints[webHTTP]) != 3 {
 			t.Fatalf("first sync: full=%v endpoints=%v, want a full sync with 3 endpoints", c.Full, c.Endpoints[webHTTP])
 		}
+		// The recorder sees the call while the sync runs; the proxier
+		// marks its health once the sync returns.
+		synctest.Wait()
 		rec = httptest.NewRecorder()
 		e.proxier.Healthz().ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
 		if rec.Code != http.StatusOK {
