@@ -4,6 +4,7 @@
 #   make demo       the Service flow end to end in a network namespace of its own (root)
 #   make demo-stop  stop the demo and remove everything it made
 #   make e2e        the end-to-end suite alone (root; part of make test)
+#   make realworld  real users' manifests through kubectl (part of make test)
 # docs/testing.md describes every target.
 GO        ?= go
 BIN       ?= bin/skiff
@@ -20,7 +21,7 @@ STATICCHECK ?= v0.8.2
 # Packages whose code runs goroutines concurrently: tested with -race.
 RACE_PKGS := ./store/... ./apiserver/... ./client/... ./controller/... ./scheduler/... ./server/... ./dns/... ./netagent/... ./web/...
 
-.PHONY: build run test unit race fuzz vet bench deps clean compat ipvs-vm demo demo-stop e2e
+.PHONY: build run test unit race fuzz vet bench deps clean compat realworld realworld-baseline ipvs-vm demo demo-stop e2e
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/skiff
@@ -44,7 +45,7 @@ e2e:
 deps:
 	./hack/install-deps.sh
 
-test: deps vet unit race fuzz compat ipvs-vm
+test: deps vet unit race fuzz compat realworld ipvs-vm
 
 # The build without the containerd runtime (-tags skiff_nocontainerd, the
 # smaller agent) is vetted and tested too. hack/deadcode fails when either
@@ -69,6 +70,18 @@ race:
 # compat runs kubectl and client-go against a real server (own module).
 compat:
 	GO=$(GO) ./hack/kubectl-compat.sh
+
+# realworld applies every object of test/realworld's manifest sets alone
+# with a real kubectl (built as compat builds it, or $KUBECTL) against a
+# control-plane-only server on loopback, and fails when an object that
+# test/realworld/baseline.txt lists is refused. realworld-baseline rewrites
+# the baseline with what passes now. REALWORLD_SETS="gitea ..." runs some sets.
+REALWORLD_SETS ?=
+realworld: build
+	GO=$(GO) ./hack/realworld.sh $(BIN) $(REALWORLD_SETS)
+
+realworld-baseline: build
+	GO=$(GO) ./hack/realworld.sh --write-baseline $(BIN) $(REALWORLD_SETS)
 
 # ipvs-vm runs the ipvs proxy mode's real-kernel tests in qemu: this
 # kernel has no ip_vs, Debian's cloud kernel (fetched and cached) has.
