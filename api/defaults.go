@@ -411,3 +411,15 @@ func DefaultPodServiceAccount(p *Pod) {
 		p.Spec.ServiceAccountName = ServiceAccountDefault
 	}
 }
+
+// DefaultEndpoints sets protocol TCP on every subset port without one, as
+// Kubernetes' SetDefaults_EndpointPort does.
+func DefaultEndpoints(e *Endpoints) {
+	for i := range e.Subsets {
+		for j := range e.Subsets[i].Ports {
+			if e.Subsets[i].Ports[j].Protocol == "" {
+				e.Subsets[i].Ports[j].Protocol = ProtocolTCP
+			}
+		}
+	}
+}

@@ -237,3 +237,16 @@ func (l *ServiceAccountList) GetItems() []Object { return itemsOf(l.Items) }
 func (l *ServiceAccountList) SetItems(items []Object) error {
 	return setItemsOf[ServiceAccount](&l.Items, items)
 }
+
+// EndpointsList is a list of Endpoints.
+type EndpointsList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []Endpoints `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *EndpointsList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *EndpointsList) SetItems(items []Object) error { return setItemsOf[Endpoints](&l.Items, items) }

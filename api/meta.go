@@ -133,6 +133,9 @@ type ResourceInfo struct {
 	ListKind   string // ServiceList
 	Namespaced bool
 	ShortNames []string
+	// Categories are the groupings the resource belongs to ("all" makes
+	// `kubectl get all` list it), served in discovery.
+	Categories []string
 	// Subresources served besides the main resource: status, scale, binding, log.
 	Subresources []string
 	// New returns a new empty object of the resource's type.

@@ -12,7 +12,7 @@ import (
 func Resources() []*ResourceInfo {
 	return []*ResourceInfo{
 		namespaces(), nodes(), pods(), services(), events(),
-		configMaps(), secrets(), serviceAccounts(),
+		configMaps(), secrets(), serviceAccounts(), endpoints(),
 		deployments(), statefulSets(), endpointSlices(),
 		serviceCIDRs(), ipAddresses(), leases(),
 	}
@@ -243,7 +243,7 @@ func nodes() *ResourceInfo {
 func pods() *ResourceInfo {
 	return build[Pod, *Pod, PodList](ResourceInfo{
 		Version: "v1", Resource: "pods", Singular: "pod", Kind: "Pod", ListKind: "PodList",
-		Namespaced: true, ShortNames: []string{"po"}, Subresources: []string{"status", "binding", "log"},
+		Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, Subresources: []string{"status", "binding", "log"},
 	}, kindFuncs[*Pod]{
 		defaults:     DefaultPod,
 		create:       ValidatePod,
@@ -270,7 +270,7 @@ func pods() *ResourceInfo {
 func services() *ResourceInfo {
 	return build[Service, *Service, ServiceList](ResourceInfo{
 		Version: "v1", Resource: "services", Singular: "service", Kind: "Service", ListKind: "ServiceList",
-		Namespaced: true, ShortNames: []string{"svc"}, Subresources: []string{"status"},
+		Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"}, Subresources: []string{"status"},
 	}, kindFuncs[*Service]{
 		defaults:     DefaultService,
 		create:       ValidateService,
@@ -345,10 +345,21 @@ func serviceAccounts() *ResourceInfo {
 	})
 }
 
+func endpoints() *ResourceInfo {
+	return build[Endpoints, *Endpoints, EndpointsList](ResourceInfo{
+		Version: "v1", Resource: "endpoints", Singular: "endpoints", Kind: "Endpoints", ListKind: "EndpointsList",
+		Namespaced: true, ShortNames: []string{"ep"},
+	}, kindFuncs[*Endpoints]{
+		defaults: DefaultEndpoints,
+		create:   ValidateEndpoints,
+		update:   ValidateEndpointsUpdate,
+	})
+}
+
 func deployments() *ResourceInfo {
 	return build[Deployment, *Deployment, DeploymentList](ResourceInfo{
 		Group: "apps", Version: "v1", Resource: "deployments", Singular: "deployment", Kind: "Deployment", ListKind: "DeploymentList",
-		Namespaced: true, ShortNames: []string{"deploy"}, Subresources: []string{"status", "scale"},
+		Namespaced: true, ShortNames: []string{"deploy"}, Categories: []string{"all"}, Subresources: []string{"status", "scale"},
 	}, kindFuncs[*Deployment]{
 		defaults:     DefaultDeployment,
 		create:       ValidateDeployment,
@@ -366,7 +377,7 @@ func deployments() *ResourceInfo {
 func statefulSets() *ResourceInfo {
 	return build[StatefulSet, *StatefulSet, StatefulSetList](ResourceInfo{
 		Group: "apps", Version: "v1", Resource: "statefulsets", Singular: "statefulset", Kind: "StatefulSet", ListKind: "StatefulSetList",
-		Namespaced: true, ShortNames: []string{"sts"}, Subresources: []string{"status", "scale"},
+		Namespaced: true, ShortNames: []string{"sts"}, Categories: []string{"all"}, Subresources: []string{"status", "scale"},
 	}, kindFuncs[*StatefulSet]{
 		defaults:     DefaultStatefulSet,
 		create:       ValidateStatefulSet,

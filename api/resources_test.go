@@ -22,6 +22,7 @@ func TestResourceTable(t *testing.T) {
 		{"v1", "configmaps", "configmap", "ConfigMap", true, []string{"cm"}, nil, "*api.ConfigMap"},
 		{"v1", "secrets", "secret", "Secret", true, nil, nil, "*api.Secret"},
 		{"v1", "serviceaccounts", "serviceaccount", "ServiceAccount", true, []string{"sa"}, nil, "*api.ServiceAccount"},
+		{"v1", "endpoints", "endpoints", "Endpoints", true, []string{"ep"}, nil, "*api.Endpoints"},
 		{"apps/v1", "deployments", "deployment", "Deployment", true, []string{"deploy"}, []string{"status", "scale"}, "*api.Deployment"},
 		{"apps/v1", "statefulsets", "statefulset", "StatefulSet", true, []string{"sts"}, []string{"status", "scale"}, "*api.StatefulSet"},
 		{"discovery.k8s.io/v1", "endpointslices", "endpointslice", "EndpointSlice", true, nil, nil, "*api.EndpointSlice"},
@@ -189,6 +190,7 @@ func TestResourceTableLifecycle(t *testing.T) {
 		"configmaps":      func() Object { return validConfigMap() },
 		"secrets":         func() Object { return validSecret() },
 		"serviceaccounts": func() Object { return validServiceAccount() },
+		"endpoints":       func() Object { return validEndpoints() },
 	}
 	for _, r := range Resources() {
 		t.Run(r.Resource, func(t *testing.T) {

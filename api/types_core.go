@@ -823,3 +823,63 @@ type ServiceAccount struct {
 	ImagePullSecrets             []LocalObjectReference `json:"imagePullSecrets,omitempty"`
 	AutomountServiceAccountToken *bool                  `json:"automountServiceAccountToken,omitempty"`
 }
+
+// ---- Endpoints ----
+
+// Annotations and labels of Endpoints, as Kubernetes names them.
+const (
+	// EndpointsOverCapacityAnnotation is set to "truncated" on an
+	// Endpoints whose controller dropped addresses beyond
+	// MaxEndpointsAddresses.
+	EndpointsOverCapacityAnnotation = "endpoints.kubernetes.io/over-capacity"
+	// EndpointsLastChangeTriggerTimeAnnotation is the time of the change
+	// (a pod's or the Service's) that triggered the last write.
+	EndpointsLastChangeTriggerTimeAnnotation = "endpoints.kubernetes.io/last-change-trigger-time"
+	// LabelSkipMirror "true" keeps an Endpoints out of the EndpointSlice
+	// mirroring controller.
+	LabelSkipMirror = "endpointslice.kubernetes.io/skip-mirror"
+	// LabelHeadlessService marks the Endpoints and EndpointSlices of a
+	// headless Service.
+	LabelHeadlessService = "service.kubernetes.io/headless"
+)
+
+// MaxEndpointsAddresses is how many addresses (ready and not ready) the
+// endpoints controller writes into one Endpoints; Kubernetes' controller
+// truncates beyond it. The API itself accepts more.
+const MaxEndpointsAddresses = 1000
+
+// Endpoints (core/v1) is the legacy, one-object-per-Service list of a
+// Service's endpoints: subsets of addresses that share a set of ports.
+// The endpoints controller writes it for Services with a selector; for a
+// Service without one it is written by users and mirrored into
+// EndpointSlices.
+type Endpoints struct {
+	TypeMeta   `json:",inline"`
+	ObjectMeta `json:"metadata,omitempty"`
+	Subsets    []EndpointSubset `json:"subsets,omitempty"`
+}
+
+// EndpointSubset is a group of addresses with a common set of ports; the
+// endpoints are the cross product of addresses and ports.
+type EndpointSubset struct {
+	Addresses         []EndpointAddress `json:"addresses,omitempty"`
+	NotReadyAddresses []EndpointAddress `json:"notReadyAddresses,omitempty"`
+	Ports             []EndpointsPort   `json:"ports,omitempty"`
+}
+
+// EndpointAddress is one endpoint's IP and where it comes from.
+type EndpointAddress struct {
+	IP        string           `json:"ip"`
+	Hostname  string           `json:"hostname,omitempty"`
+	NodeName  *string          `json:"nodeName,omitempty"`
+	TargetRef *ObjectReference `json:"targetRef,omitempty"`
+}
+
+// EndpointsPort is core/v1's EndpointPort (an Endpoints subset's port;
+// the discovery.k8s.io EndpointPort of slices is EndpointPort).
+type EndpointsPort struct {
+	Name        string   `json:"name,omitempty"`
+	Port        int32    `json:"port"`
+	Protocol    Protocol `json:"protocol,omitempty"`
+	AppProtocol *string  `json:"appProtocol,omitempty"`
+}

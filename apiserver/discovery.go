@@ -18,6 +18,7 @@ type apiResource struct {
 	Kind         string   `json:"kind"`
 	Verbs        []string `json:"verbs"`
 	ShortNames   []string `json:"shortNames,omitempty"`
+	Categories   []string `json:"categories,omitempty"`
 }
 
 type apiResourceList struct {
@@ -117,6 +118,7 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv *g
 		list.Resources = append(list.Resources, apiResource{
 			Name: info.Resource, SingularName: info.Singular, Namespaced: info.Namespaced,
 			Kind: info.Kind, Verbs: resourceVerbs, ShortNames: info.ShortNames,
+			Categories: info.Categories,
 		})
 		for _, sub := range sortedKeys(res.subs) {
 			sr := apiResource{Name: info.Resource + "/" + sub, Namespaced: info.Namespaced, Kind: info.Kind}

@@ -35,7 +35,10 @@ func TestDiscovery(t *testing.T) {
 		strings.Join(pods.Verbs, ",") != "create,delete,deletecollection,get,list,patch,update,watch" {
 		t.Errorf("pods: %+v", pods)
 	}
-	if ns := find(core, "namespaces"); ns.Namespaced || strings.Join(ns.ShortNames, ",") != "ns" {
+	if strings.Join(pods.Categories, ",") != "all" {
+		t.Errorf("pods categories: %v", pods.Categories)
+	}
+	if ns := find(core, "namespaces"); ns.Namespaced || strings.Join(ns.ShortNames, ",") != "ns" || ns.Categories != nil {
 		t.Errorf("namespaces: %+v", ns)
 	}
 	if s := find(core, "pods/status"); s.Kind != "Pod" || strings.Join(s.Verbs, ",") != "get,patch,update" {

@@ -164,7 +164,7 @@ var (
 	}
 	podInfo = &api.ResourceInfo{
 		Version: "v1", Resource: "pods", Singular: "pod",
-		Kind: "Pod", ListKind: "PodList", Namespaced: true, ShortNames: []string{"po"},
+		Kind: "Pod", ListKind: "PodList", Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"},
 		Subresources: []string{"status", "binding", "log"},
 		New:          func() api.Object { return &pod{} },
 		Fields: func(o api.Object) map[string]string {

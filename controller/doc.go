@@ -1,6 +1,7 @@
 // Package controller holds Skiff's built-in controllers, one package each
-// (deployment, endpointslice, gc, namespace, nodeipam, nodelifecycle,
-// serviceaccount, servicelb, statefulset; the scheduler lives in
+// (deployment, endpoints, endpointslice, endpointslicemirroring, gc,
+// namespace, nodeipam, nodelifecycle, serviceaccount, servicelb,
+// statefulset; the scheduler lives in
 // scheduler/ and follows the same shape). This file is documentation only: it is the skeleton a
 // new controller copies. controller/endpointslice is the model to read
 // alongside it (its doc.go states the invariants, its README.md the flow

@@ -42,7 +42,8 @@
 //     (package kubectl/jsonpath), custom-columns=. Several objects print
 //     as a kubectl List.
 //   - `get ep` shows the core/v1 Endpoints view, built from each Service's
-//     EndpointSlices (Skiff stores no Endpoints).
+//     EndpointSlices (every endpoint, where the served Endpoints stops at
+//     1,000); the other verbs reach the served Endpoints resource.
 //   - No colour, on a terminal or not.
 //
 // # Errors and exit status

@@ -6,9 +6,11 @@ import (
 	"github.com/skiff-dev/skiff/api"
 )
 
-// endpointsInfo is the core/v1 Endpoints resource. Skiff serves only
-// EndpointSlices; `get ep` shows the Endpoints view kubectl users expect,
-// built from the slices of each Service (endpoints.go).
+// endpointsInfo is the Endpoints view: `get ep` shows, for each Service,
+// an Endpoints built from its EndpointSlices (endpoints.go), so it lists
+// every endpoint the proxy uses. The server also serves the core/v1
+// Endpoints resource (capped at 1,000 addresses); the other verbs (apply,
+// delete, describe) reach that one.
 var endpointsInfo = &api.ResourceInfo{
 	Version: "v1", Resource: "endpoints", Singular: "endpoints", Kind: "Endpoints", ListKind: "EndpointsList",
 	Namespaced: true, ShortNames: []string{"ep"},

@@ -274,8 +274,9 @@ func TestResolve(t *testing.T) {
 			t.Errorf("resolve(%q) succeeded", bad)
 		}
 	}
-	if _, err := s.resolve("ep", false); err == nil {
-		t.Error("ep resolved where the Endpoints view is not offered")
+	// Where the view is not offered, ep is the served core/v1 resource.
+	if info, err := s.resolve("ep", false); err != nil || info == endpointsInfo || info.Kind != "Endpoints" {
+		t.Errorf("resolve(ep) without the view = %v, %v; want the served resource", info, err)
 	}
 }
 

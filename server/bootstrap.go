@@ -76,7 +76,20 @@ func (s *Server) bootstrap(ctx context.Context, c *client.Client) error {
 			Conditions: api.EndpointConditions{Ready: &ready, Serving: &ready}}},
 		Ports: []api.EndpointPort{{Name: &name, Protocol: &proto, Port: &p32}},
 	}
-	return upsert(ctx, c, res["endpointslices.discovery.k8s.io"], "default", slice)
+	if err := upsert(ctx, c, res["endpointslices.discovery.k8s.io"], "default", slice); err != nil {
+		return err
+	}
+	// The Endpoints of the same address, as Kubernetes' API server writes
+	// it: labelled skip-mirror, since the slice above is already written.
+	ep := &api.Endpoints{
+		ObjectMeta: api.ObjectMeta{Name: kubernetesService, Namespace: "default",
+			Labels: map[string]string{api.LabelSkipMirror: "true"}},
+		Subsets: []api.EndpointSubset{{
+			Addresses: []api.EndpointAddress{{IP: addr.String()}},
+			Ports:     []api.EndpointsPort{{Name: name, Port: p32, Protocol: proto}},
+		}},
+	}
+	return upsert(ctx, c, res["endpoints"], "default", ep)
 }
 
 func (s *Server) ensureServiceCIDR(ctx context.Context, c *client.Client, info *api.ResourceInfo, want *api.ServiceCIDR) error {

@@ -8,7 +8,9 @@ import (
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/client/record"
 	"github.com/skiff-dev/skiff/controller/deployment"
+	"github.com/skiff-dev/skiff/controller/endpoints"
 	"github.com/skiff-dev/skiff/controller/endpointslice"
+	"github.com/skiff-dev/skiff/controller/endpointslicemirroring"
 	"github.com/skiff-dev/skiff/controller/gc"
 	"github.com/skiff-dev/skiff/controller/namespace"
 	"github.com/skiff-dev/skiff/controller/nodeipam"
@@ -110,6 +112,31 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 			Log:            s.log.With("component", "endpointslice"),
 		}, endpointslice.Options{MaxEndpointsPerSlice: s.cfg.MaxEndpointsPerSlice, Workers: 4})
 		add("endpointslice", eps.Run)
+	}
+	if enabled(endpoints.ControllerName) {
+		// endpoints keeps the core/v1 Endpoints of Services with a selector.
+		if ec, err := endpoints.New(endpoints.Deps{
+			Client: c, Services: informer("services", "services", ""), Pods: pods(),
+			Endpoints: informer("endpoints", "endpoints", ""), Log: s.log.With("component", "endpoints"),
+		}, endpoints.Options{Workers: 2}); err != nil {
+			s.log.Error("endpoints: not started", "err", err)
+		} else {
+			add(endpoints.ControllerName, ec.Run)
+		}
+	}
+	if enabled(endpointslicemirroring.ControllerName) {
+		// endpointslicemirroring mirrors the user-written Endpoints of
+		// Services without a selector into EndpointSlices.
+		if mc, err := endpointslicemirroring.New(endpointslicemirroring.Deps{
+			Client: c, Services: informer("services", "services", ""),
+			Endpoints:      informer("endpoints", "endpoints", ""),
+			EndpointSlices: informer("endpointslices.discovery.k8s.io", "endpointslices", ""),
+			Log:            s.log.With("component", "endpointslicemirroring"),
+		}, endpointslicemirroring.Options{Workers: 2}); err != nil {
+			s.log.Error("endpointslicemirroring: not started", "err", err)
+		} else {
+			add(endpointslicemirroring.ControllerName, mc.Run)
+		}
 	}
 	if enabled("deployment") {
 		dc := deployment.New(deployment.Deps{

@@ -278,6 +278,49 @@ func TestRows(t *testing.T) {
 			want: []any{"default", int64(0), "5s"},
 		},
 		{
+			name: "endpoints four ready of five", resource: "endpoints",
+			obj: &api.Endpoints{ObjectMeta: meta("web", 90*time.Second), Subsets: []api.EndpointSubset{
+				{
+					Addresses:         []api.EndpointAddress{{IP: "10.244.0.5"}, {IP: "10.244.0.6"}},
+					NotReadyAddresses: []api.EndpointAddress{{IP: "10.244.0.9"}},
+					Ports:             []api.EndpointsPort{{Name: "http", Port: 8080}},
+				},
+				{
+					Addresses: []api.EndpointAddress{{IP: "10.244.1.2"}, {IP: "fd00::2"}},
+					Ports:     []api.EndpointsPort{{Name: "http", Port: 8081}},
+				},
+			}},
+			want: []any{"web", "10.244.0.5:8080,10.244.0.6:8080,10.244.1.2:8081 + 1 more...", "90s"},
+		},
+		{
+			name: "endpoints two ports, ipv6", resource: "endpoints",
+			obj: &api.Endpoints{ObjectMeta: meta("dns", time.Hour), Subsets: []api.EndpointSubset{{
+				Addresses: []api.EndpointAddress{{IP: "fd00::5"}},
+				Ports:     []api.EndpointsPort{{Name: "dns", Port: 53}, {Name: "dns-tcp", Port: 53}},
+			}}},
+			want: []any{"dns", "[fd00::5]:53,[fd00::5]:53", "60m"},
+		},
+		{
+			name: "endpoints headless without ports", resource: "endpoints",
+			obj: &api.Endpoints{ObjectMeta: meta("db", 5*time.Second), Subsets: []api.EndpointSubset{{
+				Addresses: []api.EndpointAddress{{IP: "10.244.0.5"}, {IP: "10.244.0.6"}, {IP: "10.244.0.7"}, {IP: "10.244.0.8"}},
+			}}},
+			want: []any{"db", "10.244.0.5,10.244.0.6,10.244.0.7 + 1 more...", "5s"},
+		},
+		{
+			name: "endpoints only not ready", resource: "endpoints",
+			obj: &api.Endpoints{ObjectMeta: meta("slow", 5*time.Second), Subsets: []api.EndpointSubset{{
+				NotReadyAddresses: []api.EndpointAddress{{IP: "10.244.0.5"}},
+				Ports:             []api.EndpointsPort{{Port: 80}},
+			}}},
+			want: []any{"slow", "", "5s"},
+		},
+		{
+			name: "endpoints none", resource: "endpoints",
+			obj:  &api.Endpoints{ObjectMeta: meta("empty", 5*time.Second)},
+			want: []any{"empty", "<none>", "5s"},
+		},
+		{
 			name: "lease", group: "coordination.k8s.io", resource: "leases",
 			obj:  &api.Lease{ObjectMeta: meta("node-a", 2*time.Minute), Spec: api.LeaseSpec{HolderIdentity: ptr("node-a")}},
 			want: []any{"node-a", "node-a", "2m"},
@@ -334,6 +377,7 @@ func TestColumnsAsKubectlPrintsThem(t *testing.T) {
 		{"", "configmaps", "NAME DATA AGE", ""},
 		{"", "secrets", "NAME TYPE DATA AGE", ""},
 		{"", "serviceaccounts", "NAME SECRETS AGE", ""},
+		{"", "endpoints", "NAME ENDPOINTS AGE", ""},
 		{"networking.k8s.io", "servicecidrs", "NAME CIDRS AGE", ""},
 		{"networking.k8s.io", "ipaddresses", "NAME PARENTREF", ""},
 	} {

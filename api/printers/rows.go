@@ -2,6 +2,7 @@ package printers
 
 import (
 	"fmt"
+	"net"
 	"sort"
 	"strconv"
 	"strings"
@@ -325,6 +326,66 @@ func EndpointSliceEndpoints(eps []api.Endpoint) string {
 // ENDPOINTS AGE.
 func EndpointSliceCells(s *api.EndpointSlice, now time.Time) []any {
 	return []any{s.Name, s.AddressType, EndpointSlicePorts(s.Ports), EndpointSliceEndpoints(s.Endpoints), Age(s.CreationTimestamp.Time, now)}
+}
+
+// ---- Endpoints ----
+
+func endpointsColumns() []Column {
+	return []Column{
+		nameColumn,
+		col("Endpoints", "The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service."),
+		ageColumn,
+	}
+}
+
+// EndpointsEndpoints is an Endpoints' ENDPOINTS cell, as Kubernetes'
+// formatEndpoints writes it: "<none>" without subsets; otherwise the ready
+// addresses as ip:port for every port of their subset (the bare IP in a
+// subset without ports), the first three joined by "," and then
+// "+ N more..." counting the rest. Not-ready addresses are not shown, so
+// an Endpoints with only those has an empty cell.
+func EndpointsEndpoints(e *api.Endpoints) string {
+	if len(e.Subsets) == 0 {
+		return "<none>"
+	}
+	const max = 3
+	var list []string
+	more := false
+	count := 0
+	for i := range e.Subsets {
+		ss := &e.Subsets[i]
+		if len(ss.Ports) == 0 {
+			count += len(ss.Addresses)
+			for _, a := range ss.Addresses {
+				if len(list) == max {
+					more = true
+					break
+				}
+				list = append(list, a.IP)
+			}
+			continue
+		}
+		for _, p := range ss.Ports {
+			count += len(ss.Addresses)
+			for _, a := range ss.Addresses {
+				if len(list) == max {
+					more = true
+					break
+				}
+				list = append(list, net.JoinHostPort(a.IP, strconv.Itoa(int(p.Port))))
+			}
+		}
+	}
+	ret := strings.Join(list, ",")
+	if more {
+		return fmt.Sprintf("%s + %d more...", ret, count-max)
+	}
+	return ret
+}
+
+// EndpointsCells is an Endpoints' row: NAME ENDPOINTS AGE.
+func EndpointsCells(e *api.Endpoints, now time.Time) []any {
+	return []any{e.Name, EndpointsEndpoints(e), Age(e.CreationTimestamp.Time, now)}
 }
 
 // ---- Deployments and StatefulSets ----

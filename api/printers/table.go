@@ -151,6 +151,8 @@ func For(group, resource string) *Printer {
 		return typed(secretColumns(), SecretCells, nil)
 	case "/serviceaccounts":
 		return typed(serviceAccountColumns(), ServiceAccountCells, nil)
+	case "/endpoints":
+		return typed(endpointsColumns(), EndpointsCells, nil)
 	case "apps/deployments":
 		return typed(deploymentColumns(), DeploymentCells, nil)
 	case "apps/statefulsets":

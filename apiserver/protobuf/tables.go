@@ -20,7 +20,8 @@ var roots = []root{
 	{apiVersion: "v1", kind: "ConfigMap", msg: 214},
 	{apiVersion: "v1", kind: "Secret", msg: 215},
 	{apiVersion: "v1", kind: "ServiceAccount", msg: 216},
-	{apiVersion: "", kind: "DeleteOptions", msg: 217},
+	{apiVersion: "v1", kind: "Endpoints", msg: 217},
+	{apiVersion: "", kind: "DeleteOptions", msg: 221},
 }
 
 // messages are the message types, fields sorted by number.
@@ -1403,15 +1404,36 @@ var messages = []message{
 		{num: 3, json: "imagePullSecrets", kind: kindMessage, msg: 39, repeated: true},
 		{num: 4, json: "automountServiceAccountToken", kind: kindBool, pointer: true},
 	}},
-	217: {name: "apimachinery/pkg/apis/meta/v1.DeleteOptions", fields: []field{
+	217: {name: "api/core/v1.Endpoints", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "subsets", kind: kindMessage, msg: 218, repeated: true},
+	}},
+	218: {name: "api/core/v1.EndpointSubset", fields: []field{
+		{num: 1, json: "addresses", kind: kindMessage, msg: 219, repeated: true},
+		{num: 2, json: "notReadyAddresses", kind: kindMessage, msg: 219, repeated: true},
+		{num: 3, json: "ports", kind: kindMessage, msg: 220, repeated: true},
+	}},
+	219: {name: "api/core/v1.EndpointAddress", fields: []field{
+		{num: 1, json: "ip", kind: kindString},
+		{num: 2, json: "targetRef", kind: kindMessage, msg: 172, pointer: true},
+		{num: 3, json: "hostname", kind: kindString},
+		{num: 4, json: "nodeName", kind: kindString, pointer: true},
+	}},
+	220: {name: "api/core/v1.EndpointPort", fields: []field{
+		{num: 1, json: "name", kind: kindString},
+		{num: 2, json: "port", kind: kindInt32},
+		{num: 3, json: "protocol", kind: kindString},
+		{num: 4, json: "appProtocol", kind: kindString, pointer: true},
+	}},
+	221: {name: "apimachinery/pkg/apis/meta/v1.DeleteOptions", fields: []field{
 		{num: 1, json: "gracePeriodSeconds", kind: kindInt64, pointer: true},
-		{num: 2, json: "preconditions", kind: kindMessage, msg: 218, pointer: true},
+		{num: 2, json: "preconditions", kind: kindMessage, msg: 222, pointer: true},
 		{num: 3, json: "orphanDependents", kind: kindBool, pointer: true},
 		{num: 4, json: "propagationPolicy", kind: kindString, pointer: true},
 		{num: 5, json: "dryRun", kind: kindString, repeated: true},
 		{num: 6, json: "ignoreStoreReadErrorWithClusterBreakingPotential", kind: kindBool, pointer: true},
 	}},
-	218: {name: "apimachinery/pkg/apis/meta/v1.Preconditions", fields: []field{
+	222: {name: "apimachinery/pkg/apis/meta/v1.Preconditions", fields: []field{
 		{num: 1, json: "uid", kind: kindString, pointer: true},
 		{num: 2, json: "resourceVersion", kind: kindString, pointer: true},
 	}},

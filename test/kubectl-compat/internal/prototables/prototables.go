@@ -52,6 +52,7 @@ var Roots = []Root{
 	{"v1", "ConfigMap", corev1.ConfigMap{}},
 	{"v1", "Secret", corev1.Secret{}},
 	{"v1", "ServiceAccount", corev1.ServiceAccount{}},
+	{"v1", "Endpoints", corev1.Endpoints{}},
 	{"", "DeleteOptions", metav1.DeleteOptions{}},
 }
 
