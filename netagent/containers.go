@@ -2,6 +2,7 @@ package netagent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -127,6 +128,12 @@ func (w *podWorker) applyContainer(ctx context.Context, pod *api.Pod, c *ctr, no
 	}
 	// actRestart and actStart: start an instance.
 	if err := w.startContainer(ctx, pod, c); err != nil {
+		if errors.As(err, new(errEnvConfig)) {
+			// A missing ConfigMap or Secret is looked for again on the
+			// pod's resync, without a growing back-off (the kubelet's).
+			c.notBefore = now.Add(w.m.cfg.ResyncPeriod)
+			return c.notBefore
+		}
 		if c.backoff == 0 {
 			c.backoff = w.m.cfg.BackoffBase
 		}
@@ -162,7 +169,10 @@ func (w *podWorker) killForProbe(ctx context.Context, pod *api.Pod, c *ctr, plan
 
 func (w *podWorker) startContainer(ctx context.Context, pod *api.Pod, c *ctr) error {
 	ec := envContext{podIP: w.net.IP, hostIPs: w.m.cfg.NodeIPs, nodeName: w.m.cfg.NodeName}
-	env, err := containerEnv(pod, &c.spec, ec)
+	env, warns, err := containerEnv(ctx, pod, &c.spec, ec, w.m.objects)
+	for _, wn := range warns {
+		w.m.event(pod, api.EventTypeWarning, wn.reason, "%s", wn.msg)
+	}
 	if err != nil {
 		c.waitReason, c.waitMsg = reasonConfigError, err.Error()
 		w.m.event(pod, api.EventTypeWarning, "Failed", "Error: %v", err)
