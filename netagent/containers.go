@@ -87,6 +87,10 @@ func (w *podWorker) sandbox(pod *api.Pod) runtime.Sandbox {
 	}
 }
 
+// configRetryBase is the first retry of a container whose env or volumes
+// could not be built (CreateContainerConfigError).
+const configRetryBase = time.Second
+
 // applyContainer does what plan says for c. It returns when c next
 // needs a look (zero: only on events).
 func (w *podWorker) applyContainer(ctx context.Context, pod *api.Pod, c *ctr, now time.Time, plan containerActions) time.Time {
@@ -129,9 +133,12 @@ func (w *podWorker) applyContainer(ctx context.Context, pod *api.Pod, c *ctr, no
 	// actRestart and actStart: start an instance.
 	if err := w.startContainer(ctx, pod, c); err != nil {
 		if errors.As(err, new(errEnvConfig)) {
-			// A missing ConfigMap or Secret is looked for again on the
-			// pod's resync, without a growing back-off (the kubelet's).
-			c.notBefore = now.Add(w.m.cfg.ResyncPeriod)
+			// A missing ConfigMap or Secret (or one the node may not read
+			// yet: the node authorizer learns of a pod as the agent does)
+			// is looked for again after 1s, 2s, 4s ... up to the resync
+			// period, not the crash-loop back-off.
+			c.backoff = min(max(2*c.backoff, configRetryBase), w.m.cfg.ResyncPeriod)
+			c.notBefore = now.Add(c.backoff)
 			return c.notBefore
 		}
 		if c.backoff == 0 {

@@ -164,6 +164,7 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 		hosts:      sb.Hosts,
 		workdir:    c.WorkingDir,
 		syncFD:     -1,
+		mounts:     c.Mounts,
 	}
 	if sb.NetNSPath != "" {
 		// A hostNetwork pod keeps the node's name, as in Kubernetes.
