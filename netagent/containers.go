@@ -132,7 +132,7 @@ func (w *podWorker) applyContainer(ctx context.Context, pod *api.Pod, c *ctr, no
 	}
 	// actRestart and actStart: start an instance.
 	if err := w.startContainer(ctx, pod, c); err != nil {
-		if errors.As(err, new(errEnvConfig)) {
+		if errors.As(err, new(errEnvConfig)) || errors.As(err, new(errVolume)) {
 			// A missing ConfigMap or Secret (or one the node may not read
 			// yet: the node authorizer learns of a pod as the agent does)
 			// is looked for again after 1s, 2s, 4s ... up to the resync
@@ -185,13 +185,19 @@ func (w *podWorker) startContainer(ctx context.Context, pod *api.Pod, c *ctr) er
 		w.m.event(pod, api.EventTypeWarning, "Failed", "Error: %v", err)
 		return err
 	}
+	mounts, err := w.containerMounts(ctx, pod, &c.spec)
+	if err != nil {
+		c.waitReason, c.waitMsg = reasonCreating, err.Error()
+		w.m.event(pod, api.EventTypeWarning, "FailedMount", "%v", err)
+		return err
+	}
 	if err := w.ensureImage(ctx, pod, c); err != nil {
 		return err
 	}
 	spec := runtime.ContainerSpec{
 		Name: c.spec.Name, Image: c.spec.Image,
 		Command: expandArgs(c.spec.Command, env), Args: expandArgs(c.spec.Args, env),
-		Env: env, WorkingDir: c.spec.WorkingDir,
+		Env: env, WorkingDir: c.spec.WorkingDir, Mounts: mounts,
 	}
 	st, err := w.m.rt.Start(ctx, w.sandbox(pod), spec)
 	if err != nil {

@@ -72,6 +72,8 @@ type podWorker struct {
 	deadline   time.Time    // termination: when SIGKILL comes
 	term       *termination // the termination in progress (termination.go)
 	seeded     bool
+	volumes    map[string]objVolume // configMap and secret volumes written (volumes.go)
+	volumesAt  time.Time            // next refresh of volumes
 }
 
 func newPodWorker(m *podManager, pod *api.Pod) *podWorker {
@@ -227,6 +229,7 @@ func (w *podWorker) apply(ctx context.Context, pod *api.Pod, gone bool, now time
 		}
 	}
 	if w.net != nil {
+		w.refreshVolumes(ctx, pod, now)
 		for i, c := range w.specContainers(pod) {
 			if i >= len(plan.Containers) {
 				break // the plan always has them with a sandbox
