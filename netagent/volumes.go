@@ -24,8 +24,8 @@ import (
 //     atomicwriter; always mounted read-only. A missing object fails the
 //     volume (the container waits in ContainerCreating, Event FailedMount,
 //     retried as a config error) unless optional (then the volume is
-//     empty). While the pod runs they are read again on each resync and
-//     rewritten when they changed; an immutable object is not read again.
+//     empty). While the pod runs they are read again every 5s (a GET
+//     each) and rewritten when they changed; an immutable object is not read again.
 //     A Secret's volumes directory on the node is 0700.
 //   - emptyDir: a directory (0777) that lives as long as the pod.
 //   - hostPath: the node's path (created as a directory when missing and
@@ -251,14 +251,18 @@ func volumePayload(kind string, data map[string][]byte, items []api.KeyToPath, d
 	return out, nil
 }
 
-// refreshVolumes reads the pod's configMap and secret volumes again (at
-// most once per resync period) and rewrites those that changed; a failure
+// volumeRefresh is how often a running pod's configMap and secret volumes
+// are read again (or the resync period, if shorter): one GET per volume.
+const volumeRefresh = 5 * time.Second
+
+// refreshVolumes reads the pod's configMap and secret volumes again (every
+// volumeRefresh) and rewrites those that changed; a failure
 // keeps what the volume holds.
 func (w *podWorker) refreshVolumes(ctx context.Context, pod *api.Pod, now time.Time) {
 	if len(w.volumes) == 0 || now.Before(w.volumesAt) {
 		return
 	}
-	w.volumesAt = now.Add(w.m.cfg.ResyncPeriod)
+	w.volumesAt = now.Add(min(volumeRefresh, w.m.cfg.ResyncPeriod))
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
 		ov, ok := w.volumes[v.Name]

@@ -230,6 +230,9 @@ func (w *podWorker) apply(ctx context.Context, pod *api.Pod, gone bool, now time
 	}
 	if w.net != nil {
 		w.refreshVolumes(ctx, pod, now)
+		if len(w.volumes) > 0 {
+			soon(w.volumesAt)
+		}
 		for i, c := range w.specContainers(pod) {
 			if i >= len(plan.Containers) {
 				break // the plan always has them with a sandbox
