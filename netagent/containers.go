@@ -137,8 +137,8 @@ func (w *podWorker) applyContainer(ctx context.Context, pod *api.Pod, c *ctr, no
 			// yet: the node authorizer learns of a pod as the agent does)
 			// is looked for again after 1s, 2s, 4s ... up to the resync
 			// period, not the crash-loop back-off.
-			c.backoff = min(max(2*c.backoff, configRetryBase), w.m.cfg.ResyncPeriod)
-			c.notBefore = now.Add(c.backoff)
+			c.configBO = min(max(2*c.configBO, configRetryBase), w.m.cfg.ResyncPeriod)
+			c.notBefore = now.Add(c.configBO)
 			return c.notBefore
 		}
 		if c.backoff == 0 {
@@ -148,7 +148,7 @@ func (w *podWorker) applyContainer(ctx context.Context, pod *api.Pod, c *ctr, no
 		c.backoff = min(2*c.backoff, w.m.cfg.BackoffMax)
 		return c.notBefore
 	}
-	c.notBefore = time.Time{}
+	c.notBefore, c.configBO = time.Time{}, 0
 	return time.Time{}
 }
 

@@ -157,14 +157,14 @@ func (w *podWorker) setUpVolume(ctx context.Context, pod *api.Pod, v *api.Volume
 	if ov, ok := w.volumes[v.Name]; ok && ov.immutable {
 		return nil
 	}
-	_, err := w.writeObjectVolume(ctx, pod, v, dir, true)
+	_, err := w.writeObjectVolume(ctx, pod, v, dir)
 	return err
 }
 
-// writeObjectVolume reads v's ConfigMap or Secret and writes it to dir.
-// first: the volume is being set up (a missing key or object fails it);
-// otherwise a failure keeps what dir holds.
-func (w *podWorker) writeObjectVolume(ctx context.Context, pod *api.Pod, v *api.Volume, dir string, first bool) (bool, error) {
+// writeObjectVolume reads v's ConfigMap or Secret and writes it to dir; on
+// a failure (a missing key or object that is not optional) dir keeps
+// what it holds.
+func (w *podWorker) writeObjectVolume(ctx context.Context, pod *api.Pod, v *api.Volume, dir string) (bool, error) {
 	var data map[string][]byte
 	var items []api.KeyToPath
 	var mode *int32
@@ -256,24 +256,29 @@ func volumePayload(kind string, data map[string][]byte, items []api.KeyToPath, d
 const volumeRefresh = 5 * time.Second
 
 // refreshVolumes reads the pod's configMap and secret volumes again (every
-// volumeRefresh) and rewrites those that changed; a failure
-// keeps what the volume holds.
+// volumeRefresh) and rewrites those that changed; a failure keeps what the
+// volume holds. A volume is refreshed once it has been written (its
+// ..data exists, also after an agent restart) and unless its object was
+// immutable.
 func (w *podWorker) refreshVolumes(ctx context.Context, pod *api.Pod, now time.Time) {
-	if len(w.volumes) == 0 || now.Before(w.volumesAt) {
+	if now.Before(w.volumesAt) {
 		return
 	}
-	w.volumesAt = now.Add(min(volumeRefresh, w.m.cfg.ResyncPeriod))
+	w.volumesAt = time.Time{}
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
-		ov, ok := w.volumes[v.Name]
-		if !ok || ov.immutable {
+		if v.ConfigMap == nil && v.Secret == nil || w.volumes[v.Name].immutable {
 			continue
 		}
+		w.volumesAt = now.Add(min(volumeRefresh, w.m.cfg.ResyncPeriod))
 		dir, err := w.volumeDir(v)
 		if err != nil {
 			continue
 		}
-		changed, err := w.writeObjectVolume(ctx, pod, v, dir, false)
+		if _, err := os.Lstat(filepath.Join(dir, "..data")); err != nil {
+			continue // not set up yet
+		}
+		changed, err := w.writeObjectVolume(ctx, pod, v, dir)
 		if err != nil {
 			w.log.Warn("volume refresh failed; keeping its files", "volume", v.Name, "err", err)
 			continue

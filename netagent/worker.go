@@ -32,6 +32,9 @@ type ctr struct {
 	// next start may happen.
 	backoff   time.Duration
 	notBefore time.Time
+	// configBO is the retry delay of a container whose env or volumes
+	// could not be built (kept apart from the restart back-off).
+	configBO time.Duration
 	// everStarted: an instance has run (in this agent's life or before).
 	everStarted bool
 	// waiting reason/message while no instance runs.
@@ -230,7 +233,7 @@ func (w *podWorker) apply(ctx context.Context, pod *api.Pod, gone bool, now time
 	}
 	if w.net != nil {
 		w.refreshVolumes(ctx, pod, now)
-		if len(w.volumes) > 0 {
+		if !w.volumesAt.IsZero() {
 			soon(w.volumesAt)
 		}
 		for i, c := range w.specContainers(pod) {
