@@ -275,6 +275,7 @@ type Container struct {
 	Args                     []string             `json:"args,omitempty"`
 	WorkingDir               string               `json:"workingDir,omitempty"`
 	Ports                    []ContainerPort      `json:"ports,omitempty"`
+	EnvFrom                  []EnvFromSource      `json:"envFrom,omitempty"`
 	Env                      []EnvVar             `json:"env,omitempty"`
 	Resources                ResourceRequirements `json:"resources,omitempty"`
 	RestartPolicy            *string              `json:"restartPolicy,omitempty"`
@@ -299,6 +300,27 @@ type ContainerPort struct {
 	ContainerPort int32    `json:"containerPort"`
 	Protocol      Protocol `json:"protocol,omitempty"`
 	HostIP        string   `json:"hostIP,omitempty"`
+}
+
+// EnvFromSource takes every key of a ConfigMap or a Secret as an
+// environment variable, each name preceded by Prefix. Exactly one of
+// ConfigMapRef and SecretRef must be set.
+type EnvFromSource struct {
+	Prefix       string              `json:"prefix,omitempty"`
+	ConfigMapRef *ConfigMapEnvSource `json:"configMapRef,omitempty"`
+	SecretRef    *SecretEnvSource    `json:"secretRef,omitempty"`
+}
+
+// ConfigMapEnvSource names the ConfigMap of an EnvFromSource.
+type ConfigMapEnvSource struct {
+	LocalObjectReference `json:",inline"`
+	Optional             *bool `json:"optional,omitempty"`
+}
+
+// SecretEnvSource names the Secret of an EnvFromSource.
+type SecretEnvSource struct {
+	LocalObjectReference `json:",inline"`
+	Optional             *bool `json:"optional,omitempty"`
 }
 
 // EnvVar is one environment variable: a literal value or a reference.

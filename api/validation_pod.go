@@ -301,6 +301,7 @@ func validateContainer(c *Container, isInit bool, vols, names map[string]bool, h
 		}
 	}
 	errs = append(errs, validateContainerPorts(c.Ports, hostNetwork, path.Child("ports"))...)
+	errs = append(errs, ValidateEnvFrom(c.EnvFrom, path.Child("envFrom"))...)
 	errs = append(errs, ValidateEnv(c.Env, path.Child("env"))...)
 	errs = append(errs, validateVolumeMounts(c.VolumeMounts, vols, path.Child("volumeMounts"))...)
 	errs = append(errs, ValidateResourceRequirements(&c.Resources, path.Child("resources"))...)
@@ -401,6 +402,42 @@ func ValidateEnv(vars []EnvVar, path *field.Path) field.ErrorList {
 		errs = append(errs, validateEnvVarValueFrom(ev, p.Child("valueFrom"))...)
 	}
 	return errs
+}
+
+// ValidateEnvFrom checks envFrom as Kubernetes does: a prefix, if any, is
+// a valid environment variable name, and each entry names exactly one of
+// configMapRef and secretRef, by a DNS subdomain name.
+func ValidateEnvFrom(srcs []EnvFromSource, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, src := range srcs {
+		p := path.Index(i)
+		if src.Prefix != "" {
+			errs = append(errs, invalidEach(p.Child("prefix"), src.Prefix, ValidateEnvVarName(src.Prefix))...)
+		}
+		n := 0
+		if src.ConfigMapRef != nil {
+			n++
+			errs = append(errs, validateEnvSourceName(src.ConfigMapRef.Name, p.Child("configMapRef", "name"))...)
+		}
+		if src.SecretRef != nil {
+			n++
+			errs = append(errs, validateEnvSourceName(src.SecretRef.Name, p.Child("secretRef", "name"))...)
+		}
+		switch {
+		case n == 0:
+			errs = append(errs, field.Invalid(path, "", "must specify one of: `configMapRef` or `secretRef`"))
+		case n > 1:
+			errs = append(errs, field.Invalid(path, "", "may not have more than one field specified at a time"))
+		}
+	}
+	return errs
+}
+
+func validateEnvSourceName(name string, path *field.Path) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(path, "")}
+	}
+	return invalidEach(path, name, NameIsDNSSubdomain(name, false))
 }
 
 func validateEnvVarValueFrom(ev EnvVar, path *field.Path) field.ErrorList {

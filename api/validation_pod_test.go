@@ -121,6 +121,25 @@ func TestValidatePod(t *testing.T) {
 		{name: "env secret without key", mutate: func(p *Pod) {
 			p.Spec.Containers[0].Env = []EnvVar{{Name: "A", ValueFrom: &EnvVarSource{SecretKeyRef: &SecretKeySelector{LocalObjectReference: LocalObjectReference{Name: "s"}}}}}
 		}, want: []string{"FieldValueRequired spec.containers[0].env[0].valueFrom.secretKeyRef.key"}},
+		{name: "envFrom ok", mutate: func(p *Pod) {
+			p.Spec.Containers[0].EnvFrom = []EnvFromSource{
+				{Prefix: "CFG_", ConfigMapRef: &ConfigMapEnvSource{LocalObjectReference: LocalObjectReference{Name: "cfg"}}},
+				{SecretRef: &SecretEnvSource{LocalObjectReference: LocalObjectReference{Name: "db"}, Optional: ptrTo(true)}},
+			}
+		}},
+		{name: "envFrom no source", mutate: func(p *Pod) { p.Spec.Containers[0].EnvFrom = []EnvFromSource{{Prefix: "X"}} },
+			want: []string{"FieldValueInvalid spec.containers[0].envFrom"}},
+		{name: "envFrom two sources", mutate: func(p *Pod) {
+			p.Spec.Containers[0].EnvFrom = []EnvFromSource{{
+				ConfigMapRef: &ConfigMapEnvSource{LocalObjectReference: LocalObjectReference{Name: "cfg"}},
+				SecretRef:    &SecretEnvSource{LocalObjectReference: LocalObjectReference{Name: "db"}},
+			}}
+		}, want: []string{"FieldValueInvalid spec.containers[0].envFrom"}},
+		{name: "envFrom bad prefix and name", mutate: func(p *Pod) {
+			p.Spec.Containers[0].EnvFrom = []EnvFromSource{{Prefix: "A=", ConfigMapRef: &ConfigMapEnvSource{LocalObjectReference: LocalObjectReference{Name: "Cfg"}}}}
+		}, want: []string{"FieldValueInvalid spec.containers[0].envFrom[0].prefix", "FieldValueInvalid spec.containers[0].envFrom[0].configMapRef.name"}},
+		{name: "envFrom secret without name", mutate: func(p *Pod) { p.Spec.Containers[0].EnvFrom = []EnvFromSource{{SecretRef: &SecretEnvSource{}}} },
+			want: []string{"FieldValueRequired spec.containers[0].envFrom[0].secretRef.name"}},
 		{name: "probe without handler", mutate: func(p *Pod) { p.Spec.Containers[0].ReadinessProbe.HTTPGet = nil },
 			want: []string{"FieldValueRequired spec.containers[0].readinessProbe"}},
 		{name: "probe with two handlers", mutate: func(p *Pod) {

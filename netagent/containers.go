@@ -2,6 +2,7 @@ package netagent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -86,6 +87,10 @@ func (w *podWorker) sandbox(pod *api.Pod) runtime.Sandbox {
 	}
 }
 
+// configRetryBase is the first retry of a container whose env or volumes
+// could not be built (CreateContainerConfigError).
+const configRetryBase = time.Second
+
 // applyContainer does what plan says for c. It returns when c next
 // needs a look (zero: only on events).
 func (w *podWorker) applyContainer(ctx context.Context, pod *api.Pod, c *ctr, now time.Time, plan containerActions) time.Time {
@@ -127,6 +132,15 @@ func (w *podWorker) applyContainer(ctx context.Context, pod *api.Pod, c *ctr, no
 	}
 	// actRestart and actStart: start an instance.
 	if err := w.startContainer(ctx, pod, c); err != nil {
+		if errors.As(err, new(errEnvConfig)) || errors.As(err, new(errVolume)) {
+			// A missing ConfigMap or Secret (or one the node may not read
+			// yet: the node authorizer learns of a pod as the agent does)
+			// is looked for again after 1s, 2s, 4s ... up to the resync
+			// period, not the crash-loop back-off.
+			c.configBO = min(max(2*c.configBO, configRetryBase), w.m.cfg.ResyncPeriod)
+			c.notBefore = now.Add(c.configBO)
+			return c.notBefore
+		}
 		if c.backoff == 0 {
 			c.backoff = w.m.cfg.BackoffBase
 		}
@@ -134,7 +148,7 @@ func (w *podWorker) applyContainer(ctx context.Context, pod *api.Pod, c *ctr, no
 		c.backoff = min(2*c.backoff, w.m.cfg.BackoffMax)
 		return c.notBefore
 	}
-	c.notBefore = time.Time{}
+	c.notBefore, c.configBO = time.Time{}, 0
 	return time.Time{}
 }
 
@@ -162,10 +176,19 @@ func (w *podWorker) killForProbe(ctx context.Context, pod *api.Pod, c *ctr, plan
 
 func (w *podWorker) startContainer(ctx context.Context, pod *api.Pod, c *ctr) error {
 	ec := envContext{podIP: w.net.IP, hostIPs: w.m.cfg.NodeIPs, nodeName: w.m.cfg.NodeName}
-	env, err := containerEnv(pod, &c.spec, ec)
+	env, warns, err := containerEnv(ctx, pod, &c.spec, ec, w.m.objects)
+	for _, wn := range warns {
+		w.m.event(pod, api.EventTypeWarning, wn.reason, "%s", wn.msg)
+	}
 	if err != nil {
 		c.waitReason, c.waitMsg = reasonConfigError, err.Error()
 		w.m.event(pod, api.EventTypeWarning, "Failed", "Error: %v", err)
+		return err
+	}
+	mounts, err := w.containerMounts(ctx, pod, &c.spec)
+	if err != nil {
+		c.waitReason, c.waitMsg = reasonCreating, err.Error()
+		w.m.event(pod, api.EventTypeWarning, "FailedMount", "%v", err)
 		return err
 	}
 	if err := w.ensureImage(ctx, pod, c); err != nil {
@@ -174,7 +197,7 @@ func (w *podWorker) startContainer(ctx context.Context, pod *api.Pod, c *ctr) er
 	spec := runtime.ContainerSpec{
 		Name: c.spec.Name, Image: c.spec.Image,
 		Command: expandArgs(c.spec.Command, env), Args: expandArgs(c.spec.Args, env),
-		Env: env, WorkingDir: c.spec.WorkingDir,
+		Env: env, WorkingDir: c.spec.WorkingDir, Mounts: mounts,
 	}
 	st, err := w.m.rt.Start(ctx, w.sandbox(pod), spec)
 	if err != nil {

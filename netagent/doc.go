@@ -76,9 +76,14 @@
 //     pod's IP with its hostname, preceded by its FQDN when it has a
 //     subdomain, and hostAliases) are written; the containers see them as
 //     /etc/resolv.conf and /etc/hosts.
-//   - Containers start in spec order with their env resolved (literals,
-//     $(VAR) expansion, fieldRef such as metadata.name, metadata.namespace,
-//     status.podIP, resourceFieldRef); command and args are expanded too.
+//   - Containers start in spec order with their env resolved (envFrom,
+//     literals, $(VAR) expansion, fieldRef such as metadata.name,
+//     metadata.namespace, status.podIP, resourceFieldRef, configMapKeyRef,
+//     secretKeyRef: env.go) and their volumes mounted (configMap, secret,
+//     emptyDir, hostPath: volumes.go); command and args are expanded too.
+//     A ConfigMap or Secret is read by a GET when the container starts (a
+//     missing one: CreateContainerConfigError, retried) and, for volumes,
+//     every 5s while the pod runs.
 //   - Probes: startup first (liveness and readiness wait for it), then
 //     readiness and liveness, with every threshold field (netagent/probe);
 //     httpGet and tcpSocket dial the pod IP from the node's netns.

@@ -1,9 +1,13 @@
 package netagent
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/skiff-dev/skiff/api"
@@ -22,9 +26,38 @@ type errEnvConfig struct{ msg string }
 
 func (e errEnvConfig) Error() string { return e.msg }
 
-// containerEnv builds a container's environment ("NAME=value", in spec
-// order; a later duplicate wins, as in Kubernetes), resolving:
+// objectSource reads the ConfigMaps and Secrets a pod references (in the
+// pod's namespace). A missing object is an error for which
+// isNotFound is true.
+type objectSource interface {
+	configMap(ctx context.Context, ns, name string) (*api.ConfigMap, error)
+	secret(ctx context.Context, ns, name string) (*api.Secret, error)
+}
+
+// errObjectNotFound is objectSource's answer for a missing object; its
+// text is the kubelet's ("configmap \"x\" not found").
+type errObjectNotFound struct{ kind, name string }
+
+func (e errObjectNotFound) Error() string { return fmt.Sprintf("%s %q not found", e.kind, e.name) }
+
+func isNotFound(err error) bool {
+	var nf errObjectNotFound
+	return errors.As(err, &nf)
+}
+
+// envWarning is something the caller reports as a Warning Event (never a
+// value: only key and object names).
+type envWarning struct{ reason, msg string }
+
+// containerEnv builds a container's environment ("NAME=value"; a later
+// duplicate wins, as in Kubernetes): first envFrom, in order, then env, in
+// spec order, resolving:
 //
+//   - envFrom: every key of the ConfigMap's data (not binaryData) or the
+//     Secret's data, preceded by prefix. A key that is not a C-identifier
+//     style name ([-._a-zA-Z][-._a-zA-Z0-9]*, the kubelet's IsEnvVarName)
+//     is skipped with a warning InvalidEnvironmentVariableNames naming
+//     the keys. A missing object fails the container unless optional.
 //   - literal values, with $(VAR) references to earlier variables
 //     expanded ($$ escapes a dollar; unknown references stay as they are);
 //   - fieldRef: metadata.name, metadata.namespace, metadata.uid,
@@ -33,19 +66,76 @@ func (e errEnvConfig) Error() string { return e.msg }
 //     status.hostIPs;
 //   - resourceFieldRef: limits/requests of cpu and memory (with divisor);
 //     an unset limit reads as the node's capacity is not known here, so it
-//     is left empty.
+//     is left empty;
+//   - configMapKeyRef and secretKeyRef: one key; a missing object or key
+//     is skipped when optional, else it fails the container.
 //
-// configMapKeyRef and secretKeyRef cannot be resolved (Skiff has neither
-// resource): an optional one is skipped, a required one fails the
-// container with CreateContainerConfigError.
-func containerEnv(pod *api.Pod, c *api.Container, ec envContext) ([]string, error) {
+// A failure is an errEnvConfig (reason CreateContainerConfigError) with
+// the kubelet's message: `configmap "x" not found`, `couldn't find key k
+// in ConfigMap ns/x`. Messages and warnings never hold a value.
+func containerEnv(ctx context.Context, pod *api.Pod, c *api.Container, ec envContext, src objectSource) ([]string, []envWarning, error) {
 	var names []string
+	var warns []envWarning
 	vals := map[string]string{}
 	set := func(k, v string) {
 		if _, ok := vals[k]; !ok {
 			names = append(names, k)
 		}
 		vals[k] = v
+	}
+	ns := pod.Namespace
+	for _, ef := range c.EnvFrom {
+		var data map[string]string
+		var what, name string
+		switch {
+		case ef.ConfigMapRef != nil:
+			what, name = "configMap", ef.ConfigMapRef.Name
+			cm, err := src.configMap(ctx, ns, name)
+			if err != nil {
+				if isNotFound(err) && isTrue(ef.ConfigMapRef.Optional) {
+					continue
+				}
+				return nil, warns, errEnvConfig{err.Error()}
+			}
+			data = cm.Data
+		case ef.SecretRef != nil:
+			what, name = "secret", ef.SecretRef.Name
+			sec, err := src.secret(ctx, ns, name)
+			if err != nil {
+				if isNotFound(err) && isTrue(ef.SecretRef.Optional) {
+					continue
+				}
+				return nil, warns, errEnvConfig{err.Error()}
+			}
+			data = make(map[string]string, len(sec.Data))
+			for k, v := range sec.Data {
+				data[k] = string(v)
+			}
+		default:
+			continue
+		}
+		var invalid []string
+		for _, k := range slices.Sorted(maps.Keys(data)) {
+			if ef.Prefix != "" {
+				k2 := ef.Prefix + k
+				if !isEnvVarName(k2) {
+					invalid = append(invalid, k2)
+					continue
+				}
+				set(k2, data[k])
+				continue
+			}
+			if !isEnvVarName(k) {
+				invalid = append(invalid, k)
+				continue
+			}
+			set(k, data[k])
+		}
+		if len(invalid) > 0 {
+			warns = append(warns, envWarning{"InvalidEnvironmentVariableNames", fmt.Sprintf(
+				"Keys [%s] from the EnvFrom %s %s/%s were skipped since they are considered invalid environment variable names.",
+				strings.Join(invalid, ", "), what, ns, name)})
+		}
 	}
 	for _, e := range c.Env {
 		if e.ValueFrom == nil {
@@ -57,32 +147,77 @@ func containerEnv(pod *api.Pod, c *api.Container, ec envContext) ([]string, erro
 		case vf.FieldRef != nil:
 			v, err := fieldRefValue(pod, vf.FieldRef.FieldPath, ec)
 			if err != nil {
-				return nil, errEnvConfig{fmt.Sprintf("env %s: %v", e.Name, err)}
+				return nil, warns, errEnvConfig{fmt.Sprintf("env %s: %v", e.Name, err)}
 			}
 			set(e.Name, v)
 		case vf.ResourceFieldRef != nil:
 			v, err := resourceFieldValue(pod, c, vf.ResourceFieldRef)
 			if err != nil {
-				return nil, errEnvConfig{fmt.Sprintf("env %s: %v", e.Name, err)}
+				return nil, warns, errEnvConfig{fmt.Sprintf("env %s: %v", e.Name, err)}
 			}
 			set(e.Name, v)
 		case vf.ConfigMapKeyRef != nil:
-			if vf.ConfigMapKeyRef.Optional != nil && *vf.ConfigMapKeyRef.Optional {
-				continue
+			ref := vf.ConfigMapKeyRef
+			optional := isTrue(ref.Optional)
+			cm, err := src.configMap(ctx, ns, ref.Name)
+			if err != nil {
+				if optional && isNotFound(err) {
+					continue
+				}
+				return nil, warns, errEnvConfig{err.Error()}
 			}
-			return nil, errEnvConfig{fmt.Sprintf("env %s: configmap %q not found (skiff has no ConfigMaps)", e.Name, vf.ConfigMapKeyRef.Name)}
+			v, ok := cm.Data[ref.Key]
+			if !ok {
+				if optional {
+					continue
+				}
+				return nil, warns, errEnvConfig{fmt.Sprintf("couldn't find key %s in ConfigMap %s/%s", ref.Key, ns, ref.Name)}
+			}
+			set(e.Name, v)
 		case vf.SecretKeyRef != nil:
-			if vf.SecretKeyRef.Optional != nil && *vf.SecretKeyRef.Optional {
-				continue
+			ref := vf.SecretKeyRef
+			optional := isTrue(ref.Optional)
+			sec, err := src.secret(ctx, ns, ref.Name)
+			if err != nil {
+				if optional && isNotFound(err) {
+					continue
+				}
+				return nil, warns, errEnvConfig{err.Error()}
 			}
-			return nil, errEnvConfig{fmt.Sprintf("env %s: secret %q not found (skiff has no Secrets)", e.Name, vf.SecretKeyRef.Name)}
+			v, ok := sec.Data[ref.Key]
+			if !ok {
+				if optional {
+					continue
+				}
+				return nil, warns, errEnvConfig{fmt.Sprintf("couldn't find key %s in Secret %s/%s", ref.Key, ns, ref.Name)}
+			}
+			set(e.Name, string(v))
 		}
 	}
 	out := make([]string, 0, len(names))
 	for _, k := range names {
 		out = append(out, k+"="+vals[k])
 	}
-	return out, nil
+	return out, warns, nil
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
+// isEnvVarName is the kubelet's IsEnvVarName: [-._a-zA-Z][-._a-zA-Z0-9]*.
+func isEnvVarName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '-' || c == '.' || c == '_', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // expandArgs expands $(VAR) in command and args with the container's env.

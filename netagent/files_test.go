@@ -1,6 +1,7 @@
 package netagent
 
 import (
+	"context"
 	"net/netip"
 	"testing"
 
@@ -133,7 +134,7 @@ func TestContainerEnv(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &api.Container{Name: "app", Env: tc.env, Resources: api.ResourceRequirements{
 				Limits: api.ResourceList{"cpu": "500m"}, Requests: api.ResourceList{"memory": "64Mi"}}}
-			got, err := containerEnv(pod, c, ec)
+			got, _, err := containerEnv(context.Background(), pod, c, ec, fakeObjects{})
 			if tc.wantErr {
 				var ce errEnvConfig
 				if err == nil || !asEnvErr(err, &ce) {

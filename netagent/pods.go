@@ -42,6 +42,7 @@ type podManager struct {
 	nodeDNS netip.Addr
 	hostRC  resolvConf
 	podsDir string
+	objects objectSource
 
 	// wg tracks run, the workers, their probes and the stops they start.
 	wg sync.WaitGroup
@@ -320,6 +321,7 @@ func newPodManager(cfg *Config, rt runtime.Runtime, net PodNetwork, netns NetNS,
 		adopted: map[string][]runtime.ContainerStatus{}, lastSeen: map[string]string{},
 	}
 	m.status = newStatusManager(a, pods, cfg.Logger)
+	m.objects = newAPIObjects(a)
 	m.prober = &probe.Prober{Exec: rt, Dial: dialIn(netns)}
 	return m
 }

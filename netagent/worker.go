@@ -32,6 +32,9 @@ type ctr struct {
 	// next start may happen.
 	backoff   time.Duration
 	notBefore time.Time
+	// configBO is the retry delay of a container whose env or volumes
+	// could not be built (kept apart from the restart back-off).
+	configBO time.Duration
 	// everStarted: an instance has run (in this agent's life or before).
 	everStarted bool
 	// waiting reason/message while no instance runs.
@@ -72,6 +75,8 @@ type podWorker struct {
 	deadline   time.Time    // termination: when SIGKILL comes
 	term       *termination // the termination in progress (termination.go)
 	seeded     bool
+	volumes    map[string]objVolume // configMap and secret volumes written (volumes.go)
+	volumesAt  time.Time            // next refresh of volumes
 }
 
 func newPodWorker(m *podManager, pod *api.Pod) *podWorker {
@@ -227,6 +232,10 @@ func (w *podWorker) apply(ctx context.Context, pod *api.Pod, gone bool, now time
 		}
 	}
 	if w.net != nil {
+		w.refreshVolumes(ctx, pod, now)
+		if !w.volumesAt.IsZero() {
+			soon(w.volumesAt)
+		}
 		for i, c := range w.specContainers(pod) {
 			if i >= len(plan.Containers) {
 				break // the plan always has them with a sandbox

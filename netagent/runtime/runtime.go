@@ -22,6 +22,15 @@ type ContainerSpec struct {
 	Name, Image        string
 	Command, Args, Env []string
 	WorkingDir         string
+	Mounts             []Mount
+}
+
+// Mount bind-mounts Source (a directory or file of the node) at
+// Destination in the container, in order (a later mount may cover an
+// earlier one), read-only if ReadOnly.
+type Mount struct {
+	Source, Destination string
+	ReadOnly            bool
 }
 
 // State is a container's lifecycle state.

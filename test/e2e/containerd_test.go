@@ -64,6 +64,41 @@ spec:
       failureThreshold: 1
 `
 
+// configPod reads a ConfigMap and a Secret through env, envFrom and
+// volumes, and prints them (skiff cat).
+const configPod = `apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg}
+data:
+  key: v1
+  MODE: fast
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: db}
+stringData: {password: s3cret}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: cfg-ctr}
+spec:
+  containers:
+  - name: c
+    image: skiff.local/netexec:dev
+    command: [skiff, cat, /etc/cfg/key, /etc/sec/pw]
+    envFrom:
+    - {prefix: CFG_, configMapRef: {name: cfg}}
+    env:
+    - {name: FOO, valueFrom: {configMapKeyRef: {name: cfg, key: key}}}
+    - {name: PW, valueFrom: {secretKeyRef: {name: db, key: password}}}
+    volumeMounts:
+    - {name: cfg, mountPath: /etc/cfg}
+    - {name: sec, mountPath: /etc/sec}
+  volumes:
+  - {name: cfg, configMap: {name: cfg}}
+  - {name: sec, secret: {secretName: db, items: [{key: password, path: pw}]}}
+`
+
 // requireContainerd skips unless containerd, its runc shim and runc are
 // on PATH, and builds the image's static skiff (testdata/skiff) and the
 // real one (cmd/skiff), which the shim runs as the logging binary
@@ -371,6 +406,22 @@ func runContainerd(t *testing.T, mode string) {
 			return len(cs) == 1 && cs[0].RestartCount >= 1 && c.hasEvent("exec-unready", "Unhealthy", "Liveness probe failed"), fmt.Errorf("%+v", cs)
 		})
 		c.mustCLI("delete", "pod", "exec-ready", "exec-unready", "--grace-period=1")
+	})
+
+	c.run(t, "env and volumes from a ConfigMap and a Secret", func(t *testing.T) {
+		c.mustCLI("apply", "-f", writeFile(t, "cfg.yaml", configPod))
+		eventually(t, 30*time.Second, "cfg-ctr shows the env and the files", func() (bool, error) {
+			out, _ := c.cli("logs", "cfg-ctr")
+			ok := strings.Contains(out, "FOO=v1\n") && strings.Contains(out, "CFG_MODE=fast\n") && strings.Contains(out, "PW=s3cret\n") &&
+				strings.Contains(out, "/etc/cfg/key=v1\n") && strings.Contains(out, "/etc/sec/pw=s3cret\n")
+			return ok, fmt.Errorf("logs %q", out)
+		})
+		c.mustCLI("apply", "-f", writeFile(t, "cfg2.yaml", strings.Replace(configPod, "key: v1", "key: v2", 1)))
+		eventually(t, 30*time.Second, "the configMap volume follows the update", func() (bool, error) {
+			out, _ := c.cli("logs", "cfg-ctr")
+			return strings.Contains(out, "/etc/cfg/key=v2\n"), fmt.Errorf("logs end %q", out[max(0, len(out)-200):])
+		})
+		c.mustCLI("delete", "pod", "cfg-ctr", "--grace-period=1")
 	})
 
 	c.run(t, "graceful termination: out of the rules while serving, then SIGTERM", func(t *testing.T) {

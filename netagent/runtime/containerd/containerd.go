@@ -194,7 +194,8 @@ func podHostname(name string) string {
 // (and then CMD is dropped) and c.Args replacing CMD, as Kubernetes does;
 // the environment is the image's, overridden by c.Env; the working dir is
 // c.WorkingDir or the image's. sb.ResolvConf and sb.Hosts are bind-mounted
-// read-only at /etc/resolv.conf and /etc/hosts; stdout and stderr are
+// read-only at /etc/resolv.conf and /etc/hosts, then c.Mounts in order;
+// stdout and stderr are
 // appended to <sb.LogDir>/<c.Name>/<id>.log.
 func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.ContainerSpec) (runtime.ContainerStatus, error) {
 	ctx = r.ctx(ctx)
@@ -255,6 +256,14 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 		if src != "" {
 			mounts = append(mounts, specs.Mount{Destination: dst, Type: "bind", Source: src, Options: []string{"rbind", "ro"}})
 		}
+	}
+	for _, m := range c.Mounts {
+		opt := "rw"
+		if m.ReadOnly {
+			opt = "ro"
+		}
+		// runc creates a missing mount point inside the rootfs.
+		mounts = append(mounts, specs.Mount{Destination: m.Destination, Type: "bind", Source: m.Source, Options: []string{"rbind", opt}})
 	}
 	specOpts = append(specOpts, oci.WithMounts(mounts))
 	started := time.Now()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -417,5 +418,27 @@ func TestImageUserInContainer(t *testing.T) {
 	}
 	if n := countSnapshots(); n != snaps {
 		t.Fatalf("the failed start left a snapshot: %d before, %d after", snaps, n)
+	}
+}
+
+// TestBindMounts: c.Mounts appear at their destinations (a directory
+// read-only, a file read-write), missing mount points are made by runc
+// inside the rootfs.
+func TestBindMounts(t *testing.T) {
+	e := requireContainerd(t)
+	rt := newTestRuntime(t, e)
+	pod := netnstest.New(t, "pod")
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "key"), "v1")
+	file := filepath.Join(t.TempDir(), "single")
+	writeFile(t, file, "one")
+	sb := newSandbox(t, "mounts", pod.Path)
+	st := start(t, rt, sb, runtime.ContainerSpec{Name: "main", Image: testImage, Args: []string{"cat", "/etc/cfg/key", "/single"},
+		Mounts: []runtime.Mount{{Source: dir, Destination: "/etc/cfg", ReadOnly: true}, {Source: file, Destination: "/single"}}})
+	fin := waitState(t, rt, st.ID, runtime.StateExited)
+	logs := waitLogs(t, rt, st.ID, "write:")
+	if fin.ExitCode != 0 || !strings.Contains(logs, "/etc/cfg/key=v1") || !strings.Contains(logs, "/single=one") ||
+		!strings.Contains(logs, "read-only file system") {
+		t.Fatalf("exit %d; logs:\n%s", fin.ExitCode, logs)
 	}
 }

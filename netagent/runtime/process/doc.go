@@ -10,7 +10,8 @@
 // forks it): a goroutine locks a new OS thread, setns(2)s it into the
 // pod's netns, unshares a mount namespace and a UTS namespace, makes /
 // rslave, remounts /sys, bind-mounts the pod's resolv.conf and hosts over
-// /etc/resolv.conf and /etc/hosts, sets the pod name as host name, chdirs
+// /etc/resolv.conf and /etc/hosts and the container's Mounts at their
+// destinations (a missing one is created, empty, on the node), sets the pod name as host name, chdirs
 // and forks + execve(2)s the command found in the pod env's PATH (the
 // command `skiff` is the agent's own binary, SelfCommand), in a new
 // process group, with the pod's env, /dev/null as stdin and the

@@ -4,15 +4,19 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	goruntime "runtime"
 	"strconv"
 	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/skiff-dev/skiff/netagent/runtime"
 )
 
 // InitCommand is the hidden subcommand the runtime re-executes its helper
@@ -45,14 +49,15 @@ func lookPath(name string) (string, error) {
 
 // initOptions are the helper's flags.
 type initOptions struct {
-	netns      string // join this network namespace (a file, e.g. /run/netns/x)
-	resolvConf string // bind-mounted over /etc/resolv.conf
-	hosts      string // bind-mounted over /etc/hosts
-	hostname   string // a new UTS namespace with this host name
-	workdir    string // chdir here before exec; "" means /
-	joinPid    int    // Exec: join this process's net, uts and mount namespaces instead
-	joinTicks  uint64 // ... if its start time (in clock ticks) is still this
-	syncFD     int    // report errors here; -1: none
+	netns      string          // join this network namespace (a file, e.g. /run/netns/x)
+	resolvConf string          // bind-mounted over /etc/resolv.conf
+	hosts      string          // bind-mounted over /etc/hosts
+	hostname   string          // a new UTS namespace with this host name
+	workdir    string          // chdir here before exec; "" means /
+	joinPid    int             // Exec: join this process's net, uts and mount namespaces instead
+	joinTicks  uint64          // ... if its start time (in clock ticks) is still this
+	syncFD     int             // report errors here; -1: none
+	mounts     []runtime.Mount // bind mounts after resolv.conf and hosts (Start only, not the helper)
 }
 
 // helperArgs builds the helper's command line (without the binary).
@@ -188,9 +193,51 @@ func setupPod(o initOptions) error {
 			return fmt.Errorf("bind-mount %s over %s: %w", b.src, b.dst, err)
 		}
 	}
+	for _, m := range o.mounts {
+		if err := bindMount(m); err != nil {
+			return err
+		}
+	}
 	if o.hostname != "" {
 		if err := unix.Sethostname([]byte(o.hostname)); err != nil {
 			return fmt.Errorf("sethostname %q: %w", o.hostname, err)
+		}
+	}
+	return nil
+}
+
+// bindMount mounts m.Source at m.Destination in the current mount
+// namespace. A missing destination is created first (a directory, or an
+// empty file for a file source) in the node's file system, which the
+// process runtime shares with its containers: it stays there, empty, after
+// the container.
+func bindMount(m runtime.Mount) error {
+	if !filepath.IsAbs(m.Destination) {
+		return fmt.Errorf("mount %s: destination %q is not absolute", m.Source, m.Destination)
+	}
+	st, err := os.Stat(m.Source)
+	if err != nil {
+		return fmt.Errorf("mount: %w", err)
+	}
+	if _, err := os.Lstat(m.Destination); errors.Is(err, fs.ErrNotExist) {
+		if st.IsDir() {
+			err = os.MkdirAll(m.Destination, 0o755)
+		} else if err = os.MkdirAll(filepath.Dir(m.Destination), 0o755); err == nil {
+			var f *os.File
+			if f, err = os.OpenFile(m.Destination, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				err = f.Close()
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("mount point %s: %w", m.Destination, err)
+		}
+	}
+	if err := unix.Mount(m.Source, m.Destination, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind-mount %s at %s: %w", m.Source, m.Destination, err)
+	}
+	if m.ReadOnly {
+		if err := unix.Mount("", m.Destination, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, ""); err != nil {
+			return fmt.Errorf("remount %s read-only: %w", m.Destination, err)
 		}
 	}
 	return nil

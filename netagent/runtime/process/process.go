@@ -123,7 +123,9 @@ func (r *Runtime) Name() string { return "process" }
 
 // Start runs c.Command + c.Args (c.Image is ignored) as a new process group
 // in sb's network namespace, with a private mount namespace in which
-// sb.ResolvConf and sb.Hosts cover /etc/resolv.conf and /etc/hosts, the pod
+// sb.ResolvConf and sb.Hosts cover /etc/resolv.conf and /etc/hosts and
+// c.Mounts are bind-mounted (a missing mount point is created on the
+// node's file system, which containers share), the pod
 // name as host name, c.Env as its whole environment (plus a default PATH if
 // it sets none), c.WorkingDir (default /) and stdout and stderr appended to
 // <sb.LogDir>/<c.Name>/<id>.log (default LogDir:
@@ -164,6 +166,7 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 		hosts:      sb.Hosts,
 		workdir:    c.WorkingDir,
 		syncFD:     -1,
+		mounts:     c.Mounts,
 	}
 	if sb.NetNSPath != "" {
 		// A hostNetwork pod keeps the node's name, as in Kubernetes.

@@ -3,6 +3,7 @@ package process
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -84,7 +85,7 @@ func TestInitArgsRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if o != tc.o || !slices.Equal(argv, tc.argv) {
+			if !reflect.DeepEqual(o, tc.o) || !slices.Equal(argv, tc.argv) {
 				t.Fatalf("round trip: %+v %q, want %+v %q", o, argv, tc.o, tc.argv)
 			}
 		})

@@ -1,7 +1,8 @@
 // Command skiff is what the e2e suite's containerd image holds at /skiff
 // (built static, CGO_ENABLED=0, since the test binary itself may be linked
 // against libc): `skiff netexec` as the real skiff runs it, through the
-// same netexec package, and `skiff exit N` for exec probes. The real
+// same netexec package, `skiff exit N` for exec probes, and `skiff cat
+// FILE...` (the environment, then the files every 500ms). The real
 // binary's image (`skiff image build --self`) is what `make demo
 // RUNTIME=containerd` runs.
 package main
@@ -23,7 +24,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: skiff netexec [--http-port N] [--udp-port N] | exit N")
+		fmt.Fprintln(os.Stderr, "usage: skiff netexec [--http-port N] [--udp-port N] | exit N | cat FILE...")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -32,9 +33,30 @@ func main() {
 	case "exit":
 		code, _ := strconv.Atoi(append(os.Args[2:], "0")[0])
 		os.Exit(code)
+	case "cat":
+		os.Exit(runCat(os.Args[2:]))
 	}
 	fmt.Fprintln(os.Stderr, "skiff: unknown command", os.Args[1])
 	os.Exit(2)
+}
+
+// runCat prints the environment (one NAME=value a line), then FILE=content
+// for each file every 500ms, until SIGTERM.
+func runCat(files []string) int {
+	for _, kv := range os.Environ() {
+		fmt.Println(kv)
+	}
+	for {
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				fmt.Printf("%s: %v\n", f, err)
+				continue
+			}
+			fmt.Printf("%s=%s\n", f, b)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 func runNetexec(args []string) int {

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -22,7 +23,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: workload netexec|ignore-term|print|exit N")
+		fmt.Fprintln(os.Stderr, "usage: workload netexec|ignore-term|print|cat FILE...|exit N")
 		os.Exit(2)
 	}
 	os.Exit(run(os.Args[1], os.Args[2:]))
@@ -81,6 +82,22 @@ func run(name string, args []string) int {
 		} else {
 			errw()
 			out()
+		}
+		return 0
+	case "cat":
+		// Each file's content, then whether the first one's directory
+		// takes a new file (a read-only mount does not).
+		for _, f := range args {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				fmt.Println("error:", err)
+				return 1
+			}
+			fmt.Printf("%s=%s\n", f, b)
+		}
+		if len(args) > 0 {
+			err := os.WriteFile(filepath.Join(filepath.Dir(args[0]), "new"), nil, 0o644)
+			fmt.Println("write:", err)
 		}
 		return 0
 	case "exit":
