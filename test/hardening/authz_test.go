@@ -156,6 +156,7 @@ func authzPod(name, node, secret, configMap string) *api.Pod {
 					{Name: "PLAIN", Value: "env-value-of-" + name},
 					{Name: "PASSWORD", ValueFrom: &api.EnvVarSource{SecretKeyRef: &api.SecretKeySelector{LocalObjectReference: api.LocalObjectReference{Name: secret}, Key: "password"}}},
 				},
+				EnvFrom: []api.EnvFromSource{{ConfigMapRef: &api.ConfigMapEnvSource{LocalObjectReference: api.LocalObjectReference{Name: configMap + "-env"}}}},
 			}},
 			Volumes: []api.Volume{{Name: "conf", VolumeSource: api.VolumeSource{ConfigMap: &api.ConfigMapVolumeSource{LocalObjectReference: api.LocalObjectReference{Name: configMap}}}}},
 		},
@@ -188,9 +189,11 @@ func TestAuthzNodeReadsItsOwn(t *testing.T) {
 		if err := ts.Client().Create(ctx, api.Lookup(api.Resources(), "v1", "secrets"), "default", sec); err != nil {
 			t.Fatal(err)
 		}
-		cm := &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: "cm-" + n}, Data: map[string]string{"k": "v"}}
-		if err := ts.Client().Create(ctx, api.Lookup(api.Resources(), "v1", "configmaps"), "default", cm); err != nil {
-			t.Fatal(err)
+		for _, name := range []string{"cm-" + n, "cm-" + n + "-env"} {
+			cm := &api.ConfigMap{ObjectMeta: api.ObjectMeta{Name: name}, Data: map[string]string{"k": "v"}}
+			if err := ts.Client().Create(ctx, api.Lookup(api.Resources(), "v1", "configmaps"), "default", cm); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	const ns = "/api/v1/namespaces/default/"
@@ -228,12 +231,12 @@ func TestAuthzNodeReadsItsOwn(t *testing.T) {
 					}
 				}
 			}
-			for p, kind := range map[string]string{ns + "secrets/sec-" + n.me: "Secret", ns + "configmaps/cm-" + n.me: "ConfigMap"} {
+			for p, kind := range map[string]string{ns + "secrets/sec-" + n.me: "Secret", ns + "configmaps/cm-" + n.me: "ConfigMap", ns + "configmaps/cm-" + n.me + "-env": "ConfigMap"} {
 				if code, body := get(n.tok, p); code != http.StatusOK || !strings.Contains(body, `"kind":"`+kind+`"`) {
 					t.Errorf("GET %s (its own pod's): %d, want 200 with the %s: %.200s", p, code, kind, body)
 				}
 			}
-			for _, p := range []string{ns + "secrets/sec-" + n.other, ns + "configmaps/cm-" + n.other, ns + "secrets/never-referenced",
+			for _, p := range []string{ns + "secrets/sec-" + n.other, ns + "configmaps/cm-" + n.other, ns + "configmaps/cm-" + n.other + "-env", ns + "secrets/never-referenced",
 				ns + "secrets", "/api/v1/secrets", ns + "configmaps?watch=1"} {
 				if code, body := get(n.tok, p); code != http.StatusForbidden {
 					t.Errorf("GET %s: %d, want 403: %.200s", p, code, body)
