@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/skiff-dev/skiff/api/field"
 	"github.com/skiff-dev/skiff/api/fields"
 	"github.com/skiff-dev/skiff/api/labels"
 	"github.com/skiff-dev/skiff/store"
@@ -147,6 +148,10 @@ func (h *handler) list() {
 		writeErr(h.w, err)
 		return
 	}
+	if err := checkListOptions(q); err != nil {
+		writeErr(h.w, err)
+		return
+	}
 	limit := 0
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -277,3 +282,36 @@ func writeQuoted(bw *bufio.Writer, s string) {
 
 // sortedKeys is for deterministic discovery output.
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// checkListOptions refuses a list's resourceVersion and
+// resourceVersionMatch that Kubernetes refuses: a resourceVersion that is
+// no revision (400, as kube-apiserver answers a version it cannot parse),
+// and, as its ListOptions validation (422 on ListOptions.meta.k8s.io), a
+// resourceVersionMatch other than NotOlderThan or Exact, one without a
+// resourceVersion, and Exact with resourceVersion 0. The list itself is
+// always served at the latest revision (docs/api.md).
+func checkListOptions(q url.Values) error {
+	rv, match := q.Get("resourceVersion"), q.Get("resourceVersionMatch")
+	if rv != "" {
+		if n, err := strconv.ParseInt(rv, 10, 64); err != nil || n < 0 {
+			return NewBadRequest(fmt.Sprintf("invalid resource version %q", rv))
+		}
+	}
+	if match == "" {
+		return nil
+	}
+	p := field.NewPath("resourceVersionMatch")
+	var errs field.ErrorList
+	switch {
+	case rv == "":
+		errs = append(errs, field.Forbidden(p, "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+	case match != "NotOlderThan" && match != "Exact":
+		errs = append(errs, field.NotSupported(p, match, []string{"Exact", "NotOlderThan"}))
+	case match == "Exact" && rv == "0":
+		errs = append(errs, field.Forbidden(p, `resourceVersionMatch "exact" is forbidden for resourceVersion "0"`))
+	}
+	if len(errs) > 0 {
+		return NewInvalid("ListOptions.meta.k8s.io", "", errs)
+	}
+	return nil
+}

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"testing"
@@ -153,5 +154,41 @@ func TestListPagination(t *testing.T) {
 				seen[n] = true
 			}
 		})
+	}
+}
+
+func TestCheckListOptions(t *testing.T) {
+	for _, tc := range []struct {
+		query string
+		code  int // 0: accepted
+	}{
+		{"", 0},
+		{"resourceVersion=0", 0},
+		{"resourceVersion=42", 0},
+		{"resourceVersion=42&resourceVersionMatch=NotOlderThan", 0},
+		{"resourceVersion=42&resourceVersionMatch=Exact", 0},
+		{"resourceVersion=0&resourceVersionMatch=NotOlderThan", 0},
+		{"resourceVersion=abc", 400},
+		{"resourceVersion=-1", 400},
+		{"resourceVersionMatch=NotOlderThan", 422},
+		{"resourceVersion=1&resourceVersionMatch=Bogus", 422},
+		{"resourceVersion=0&resourceVersionMatch=Exact", 422},
+	} {
+		q, err := url.ParseQuery(tc.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = checkListOptions(q)
+		got := 0
+		if err != nil {
+			var se *StatusError
+			if !errors.As(err, &se) {
+				t.Fatalf("%q: %v is no StatusError", tc.query, err)
+			}
+			got = int(se.status.Code)
+		}
+		if got != tc.code {
+			t.Errorf("%q: code %d (%v), want %d", tc.query, got, err, tc.code)
+		}
 	}
 }

@@ -23,7 +23,5 @@
 //	                      API's dial target
 //	regress_*.go          what held: the bad-input table, malformed DNS
 //	                      packets, SIGKILL mid-storm, a full disk, TLS and
-//	                      tokens; regress_known_test.go (build tag
-//	                      hardening_known) holds lenient query parameters
-//	                      not yet refused
+//	                      tokens
 package hardening
