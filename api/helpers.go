@@ -70,3 +70,43 @@ func ControllerRef(m *ObjectMeta) *OwnerReference {
 	}
 	return nil
 }
+
+// FindPort resolves a Service port's targetPort on pod, as Kubernetes'
+// FindPort: a number is used as is (0, unset, means the Service port); a
+// name is looked up among the container ports (and those of sidecar init
+// containers, restartPolicy Always) with the same protocol. The
+// EndpointSlice and Endpoints controllers both use it.
+func FindPort(pod *Pod, sp *ServicePort) (int32, bool) {
+	tp := sp.TargetPort
+	if tp.Type != String {
+		if tp.IntVal == 0 {
+			return sp.Port, true
+		}
+		return tp.IntVal, true
+	}
+	proto := sp.Protocol
+	if proto == "" {
+		proto = ProtocolTCP
+	}
+	match := func(cs []Container, sidecarsOnly bool) (int32, bool) {
+		for _, c := range cs {
+			if sidecarsOnly && (c.RestartPolicy == nil || *c.RestartPolicy != RestartPolicyAlways) {
+				continue
+			}
+			for _, p := range c.Ports {
+				pp := p.Protocol
+				if pp == "" {
+					pp = ProtocolTCP
+				}
+				if p.Name == tp.StrVal && pp == proto {
+					return p.ContainerPort, true
+				}
+			}
+		}
+		return 0, false
+	}
+	if n, ok := match(pod.Spec.Containers, false); ok {
+		return n, true
+	}
+	return match(pod.Spec.InitContainers, true)
+}

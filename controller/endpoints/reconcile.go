@@ -141,7 +141,7 @@ func Subsets(svc *api.Service, pods []*api.Pod) ([]api.EndpointSubset, map[strin
 		}
 		for i := range svc.Spec.Ports {
 			sp := &svc.Spec.Ports[i]
-			num, ok := findPort(pod, sp)
+			num, ok := api.FindPort(pod, sp)
 			if !ok {
 				continue
 			}
@@ -299,45 +299,6 @@ func podIPFor(svc *api.Service, pod *api.Pod) string {
 func is6(s string) bool {
 	a, err := netip.ParseAddr(s)
 	return err == nil && a.Unmap().Is6()
-}
-
-// findPort resolves a Service port's targetPort on pod as Kubernetes'
-// FindPort: a number is used as is (unset means the Service port); a name
-// is looked up among the containers' ports with the same protocol (and
-// those of sidecar init containers).
-func findPort(pod *api.Pod, sp *api.ServicePort) (int32, bool) {
-	tp := sp.TargetPort
-	if tp.Type != api.String {
-		if tp.IntVal == 0 {
-			return sp.Port, true
-		}
-		return tp.IntVal, true
-	}
-	proto := sp.Protocol
-	if proto == "" {
-		proto = api.ProtocolTCP
-	}
-	match := func(cs []api.Container, sidecarsOnly bool) (int32, bool) {
-		for _, c := range cs {
-			if sidecarsOnly && (c.RestartPolicy == nil || *c.RestartPolicy != api.RestartPolicyAlways) {
-				continue
-			}
-			for _, p := range c.Ports {
-				pp := p.Protocol
-				if pp == "" {
-					pp = api.ProtocolTCP
-				}
-				if p.Name == tp.StrVal && pp == proto {
-					return p.ContainerPort, true
-				}
-			}
-		}
-		return 0, false
-	}
-	if n, ok := match(pod.Spec.Containers, false); ok {
-		return n, true
-	}
-	return match(pod.Spec.InitContainers, true)
 }
 
 // truncate keeps at most api.MaxEndpointsAddresses addresses, as

@@ -215,7 +215,7 @@ func endpointPorts(svc *api.Service, pod *api.Pod) []api.EndpointPort {
 	out := make([]api.EndpointPort, 0, len(svc.Spec.Ports))
 	for i := range svc.Spec.Ports {
 		sp := &svc.Spec.Ports[i]
-		num, ok := findPort(pod, sp)
+		num, ok := api.FindPort(pod, sp)
 		if !ok {
 			continue
 		}
@@ -251,43 +251,4 @@ func clonePtr[T any](p *T) *T {
 	}
 	v := *p
 	return &v
-}
-
-// findPort resolves a Service port's targetPort on pod: a number is used
-// as is (0, unset, means the Service port); a name is looked up among the
-// container ports (and those of sidecar init containers, restartPolicy
-// Always) with the same protocol.
-func findPort(pod *api.Pod, sp *api.ServicePort) (int32, bool) {
-	tp := sp.TargetPort
-	if tp.Type != api.String {
-		if tp.IntVal == 0 {
-			return sp.Port, true
-		}
-		return tp.IntVal, true
-	}
-	proto := sp.Protocol
-	if proto == "" {
-		proto = api.ProtocolTCP
-	}
-	match := func(cs []api.Container, sidecarsOnly bool) (int32, bool) {
-		for _, c := range cs {
-			if sidecarsOnly && (c.RestartPolicy == nil || *c.RestartPolicy != api.RestartPolicyAlways) {
-				continue
-			}
-			for _, p := range c.Ports {
-				pp := p.Protocol
-				if pp == "" {
-					pp = api.ProtocolTCP
-				}
-				if p.Name == tp.StrVal && pp == proto {
-					return p.ContainerPort, true
-				}
-			}
-		}
-		return 0, false
-	}
-	if n, ok := match(pod.Spec.Containers, false); ok {
-		return n, true
-	}
-	return match(pod.Spec.InitContainers, true)
 }
