@@ -50,9 +50,10 @@ func (s *Server) withDashboard(next http.Handler) (http.Handler, error) {
 			}
 			return web.Identity{}, false
 		},
-		Trace:     web.TraceFromHandler(next),
-		Resources: s.resource,
-		Logger:    s.log.With("component", "dashboard"),
+		Trace:         web.TraceFromHandler(next),
+		ClusterDomain: s.cfg.ClusterDomain,
+		Resources:     s.resource,
+		Logger:        s.log.With("component", "dashboard"),
 	})
 	if err != nil {
 		return nil, err

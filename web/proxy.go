@@ -43,6 +43,11 @@ func proxyAllowed(method, path string) bool {
 func (d *Dashboard) serveProxy(w http.ResponseWriter, r *http.Request) {
 	a := authedFrom(r.Context())
 	p := strings.TrimPrefix(r.URL.Path, "/ui/proxy")
+	if r.Header.Get("Upgrade") != "" {
+		// WebSockets go through /ui/exec, which checks their Origin.
+		writeJSONError(w, http.StatusBadRequest, "no upgrades through /ui/proxy (the terminal is /ui/exec)")
+		return
+	}
 	if !proxyAllowed(r.Method, p) {
 		writeJSONError(w, http.StatusNotFound, "not an API path")
 		return

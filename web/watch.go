@@ -21,6 +21,8 @@ var watchedResources = [][3]string{
 	{"endpointslices", "discovery.k8s.io/v1", "endpointslices"},
 	{"deployments", "apps/v1", "deployments"},
 	{"events", "v1", "events"},
+	{"configmaps", "v1", "configmaps"},
+	{"serviceaccounts", "v1", "serviceaccounts"},
 }
 
 // watchQuery asks for the current state as ADDED events, a BOOKMARK

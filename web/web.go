@@ -49,6 +49,9 @@ type Config struct {
 	// Trace computes packet paths for the service page; nil answers 501
 	// and the page says the trace is unavailable.
 	Trace TraceFunc
+	// ClusterDomain is the cluster's DNS domain, for the Service page's
+	// DNS names (default "cluster.local").
+	ClusterDomain string
 	// Resources is the API's resource table (default api.Resources()).
 	Resources []*api.ResourceInfo
 	// Logger (default: discard).
@@ -90,6 +93,10 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = 12 * time.Hour
 	}
+	if cfg.ClusterDomain == "" {
+		cfg.ClusterDomain = "cluster.local"
+	}
+	cfg.ClusterDomain = strings.ToLower(strings.Trim(cfg.ClusterDomain, "."))
 	if cfg.Resources == nil {
 		cfg.Resources = api.Resources()
 	}
@@ -115,6 +122,9 @@ func New(cfg Config) (*Dashboard, error) {
 	m.HandleFunc("GET /ui/watch", d.withSession(d.serveWatch))
 	m.HandleFunc("GET /ui/trace", d.withSession(d.serveTrace))
 	m.HandleFunc("POST /ui/apply", d.withSession(d.serveApply))
+	m.HandleFunc("GET /ui/secrets", d.withSession(d.serveSecrets))
+	m.HandleFunc("GET /ui/services/{ns}/{name}", d.withSession(d.serveService))
+	m.HandleFunc("GET /ui/exec/{ns}/{pod}", d.withSession(d.serveExec))
 	m.HandleFunc("/ui/proxy/", d.withSession(d.serveProxy))
 	m.HandleFunc("/ui/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusNotFound, "not found")
@@ -190,11 +200,12 @@ type sessionInfo struct {
 	User     string `json:"user"`
 	ReadOnly bool   `json:"readOnly"`
 	CSRF     string `json:"csrf"`
-	Trace    bool   `json:"trace"` // a TraceFunc is configured
+	Trace    bool   `json:"trace"`  // a TraceFunc is configured
+	Domain   string `json:"domain"` // the cluster DNS domain
 }
 
 func (d *Dashboard) info(a authed) sessionInfo {
-	return sessionInfo{User: a.id.Name, ReadOnly: a.id.ReadOnly, CSRF: d.seal.csrf(a.sess), Trace: d.cfg.Trace != nil}
+	return sessionInfo{User: a.id.Name, ReadOnly: a.id.ReadOnly, CSRF: d.seal.csrf(a.sess), Trace: d.cfg.Trace != nil, Domain: d.cfg.ClusterDomain}
 }
 
 // serveLogin takes {"token": "..."} as JSON (a cross-site form cannot

@@ -18,6 +18,7 @@ function parseRoute() {
   if (!parts.length) parts.push('overview');
   let name = parts[0];
   if (name === 'services' && parts.length === 3) name = 'serviceDetail';
+  else if (parts.length === 3 && views[name + 'Detail']) name += 'Detail';
   if (!views[name]) { parts.splice(0, parts.length, 'overview'); name = 'overview'; }
   return { name, parts, query: new URLSearchParams(qs || '') };
 }
@@ -38,7 +39,7 @@ function route(ev) {
   const el = $('view');
   const v = views[r.name];
   current = { view: v, route: r, el };
-  document.title = t('nav.' + (r.name === 'serviceDetail' ? 'services' : r.name)) + ' · Skiff';
+  document.title = t('nav.' + r.parts[0]) + ' · Skiff';
   v.mount(el, r);
   v.update(el, r);
   // After a navigation, the new page's heading gets the focus (screen

@@ -1,7 +1,7 @@
 // Shared state and helpers: the live store the watch stream fills, the
 // API calls (through /ui/proxy, with the CSRF token on writes), and small
 // formatters. Views read the store and never mutate it.
-export const RESOURCES = ['namespaces', 'nodes', 'pods', 'services', 'endpointslices', 'deployments', 'events'];
+export const RESOURCES = ['namespaces', 'nodes', 'pods', 'services', 'endpointslices', 'deployments', 'events', 'configmaps', 'serviceaccounts'];
 
 export const state = {
   session: null, // {user, readOnly, csrf, trace}
@@ -127,3 +127,20 @@ export function externalIPs(svc) {
   for (const i of svc.status?.loadBalancer?.ingress || []) out.push(i.ip || i.hostname);
   return out;
 }
+
+// size formats a byte count: 512 B, 1.5 KiB, 2.0 MiB.
+export function size(n) {
+  if (n < 1024) return n + ' B';
+  if (n < 1024 * 1024) return (n / 1024).toFixed(1) + ' KiB';
+  return (n / 1024 / 1024).toFixed(1) + ' MiB';
+}
+
+// b64len is the length in bytes of a base64 string's decoded value.
+export function b64len(s) {
+  s = String(s || '');
+  const pad = s.endsWith('==') ? 2 : s.endsWith('=') ? 1 : 0;
+  return Math.max(0, Math.floor(s.length * 3 / 4) - pad);
+}
+
+// utf8len is the length in bytes of a string in UTF-8.
+export const utf8len = (s) => new TextEncoder().encode(String(s ?? '')).length;

@@ -7,54 +7,8 @@ import {
   badge, matches, sliceIndex, endpointCounts, portsText, externalIPs, key,
 } from './core.js';
 import { drawTrace } from './trace.js';
-
-const ro = () => !!state.session?.readOnly;
-const roAttr = () => (ro() ? ` disabled title="${esc(t('readonly.why'))}"` : '');
-
-function table(label, headers, rows, cls) {
-  return `<div class="scroll"><table aria-label="${esc(label)}"${cls ? ` class="${cls}"` : ''}><thead><tr>${headers.map((h) => `<th scope="col">${esc(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table></div>`;
-}
-
-// gridTable is a table of ARIA roles on CSS grid rows, for lists that can
-// be long (services): rows come in chunks of 50 that the browser neither
-// styles nor lays out while they are off screen (content-visibility), so
-// 1,000 rows draw about as fast as 50, and all stay in the page (find in
-// page, screen readers).
-function gridTable(label, headers, rows, cls) {
-  let body = '';
-  for (let i = 0; i < rows.length; i += 50) body += `<div role="rowgroup" class="chunk">${rows.slice(i, i + 50).join('')}</div>`;
-  return `<div class="scroll"><div class="grid ${cls}" role="table" aria-label="${esc(label)}" aria-rowcount="${rows.length + 1}"><div role="rowgroup"><div class="gr head" role="row">${headers.map((h) => `<span role="columnheader">${esc(h)}</span>`).join('')}</div></div>${body}</div></div>`;
-}
-
-function namespaceFilter(route) {
-  return `<div class="filters"><label for="ns-filter">${esc(t('namespace'))}</label><select id="ns-filter"></select></div>`;
-}
-
-// fillNamespaces keeps a namespace <select> in step with the store.
-function fillNamespaces(sel, current, withAll) {
-  const names = [...state.store.namespaces.values()].map((n) => n.metadata.name).sort();
-  if (current && !names.includes(current)) names.push(current);
-  const want = (withAll ? [''] : []).concat(names).join('\n');
-  if (sel.dataset.opts !== want) {
-    sel.innerHTML = (withAll ? `<option value="">${esc(t('all'))}</option>` : '') + names.map((n) => `<option>${esc(n)}</option>`).join('');
-    sel.dataset.opts = want;
-  }
-  sel.value = current || '';
-}
-
-function bindNamespaceFilter(el, route) {
-  const sel = el.querySelector('#ns-filter');
-  sel.addEventListener('change', () => {
-    const q = new URLSearchParams(route.query);
-    if (sel.value) q.set('ns', sel.value); else q.delete('ns');
-    location.hash = '#/' + route.parts.join('/') + (q.toString() ? '?' + q : '');
-  });
-}
-
-function say(el, ok, msg) {
-  el.className = ok ? 'okmsg' : 'error';
-  el.textContent = msg;
-}
+import { ro, roAttr, table, gridTable, namespaceFilter, fillNamespaces, bindNamespaceFilter, say } from './ui.js';
+import { kindViews, serviceExtras } from './kinds.js';
 
 // ---- overview
 const overview = {
@@ -131,6 +85,7 @@ const serviceDetail = {
       <div id="svc-info"></div>
       <h2>${esc(t('svc.slices'))}</h2><div id="svc-slices"></div>
       <h2>${esc(t('svc.podsByNode'))}</h2><div id="svc-pods"></div>
+      ${serviceExtras.html()}
       <h2 id="trace-h">${esc(t('trace.title'))}</h2>
       ${traceOK ? `<form id="trace-form" class="form" aria-labelledby="trace-h">
         <label for="trace-client">${esc(t('trace.client'))}</label><select id="trace-client" required></select>
@@ -163,6 +118,7 @@ const serviceDetail = {
     const sel = svc.spec?.selector || {};
     const slices = sliceIndex().get(ns + '/' + name) || [];
     const c = endpointCounts(slices);
+    serviceExtras.update(el, ns, name, svc, slices);
     info.innerHTML = `<dl class="kv">
       <dt>${esc(t('type'))}</dt><dd>${esc(svc.spec?.type || 'ClusterIP')}</dd>
       <dt>${esc(t('clusterIP'))}</dt><dd class="mono">${esc((svc.spec?.clusterIPs || [svc.spec?.clusterIP]).join(', '))}</dd>
@@ -314,7 +270,7 @@ const pods = {
   update(el, route) {
     const ns = route.query.get('ns') || '';
     fillNamespaces(el.querySelector('#ns-filter'), ns, true);
-    const rows = list('pods', ns).sort(byName).map((p) => `<tr><td>${esc(p.metadata.name)}</td><td>${esc(p.metadata.namespace)}</td><td>${esc(p.spec?.nodeName || '')}</td><td class="mono">${esc(p.status?.podIP || '')}</td><td>${esc(p.metadata.deletionTimestamp ? 'Terminating' : (p.status?.phase || 'Pending'))}</td><td>${badge(podReady(p), t('ready'), t('notReady'))}</td><td class="num">${podRestarts(p)}</td><td>${esc(age(p.metadata.creationTimestamp))}</td><td><button type="button" class="secondary" data-logs="${esc(key(p))}">${esc(t('logs'))}<span class="sr"> ${esc(p.metadata.name)}</span></button></td></tr>`);
+    const rows = list('pods', ns).sort(byName).map((p) => `<tr><td><a href="#/pods/${encodeURIComponent(p.metadata.namespace)}/${encodeURIComponent(p.metadata.name)}">${esc(p.metadata.name)}</a></td><td>${esc(p.metadata.namespace)}</td><td>${esc(p.spec?.nodeName || '')}</td><td class="mono">${esc(p.status?.podIP || '')}</td><td>${esc(p.metadata.deletionTimestamp ? 'Terminating' : (p.status?.phase || 'Pending'))}</td><td>${badge(podReady(p), t('ready'), t('notReady'))}</td><td class="num">${podRestarts(p)}</td><td>${esc(age(p.metadata.creationTimestamp))}</td><td><button type="button" class="secondary" data-logs="${esc(key(p))}">${esc(t('logs'))}<span class="sr"> ${esc(p.metadata.name)}</span></button></td></tr>`);
     el.querySelector('#pod-table').innerHTML = table(t('pod.title'), [t('name'), t('namespace'), t('node'), t('ip'), t('status'), t('ready'), t('restarts'), t('age'), t('logs')], rows);
   },
 };
@@ -454,4 +410,4 @@ spec:
   },
 };
 
-export const views = { overview, services, serviceDetail, deployments, pods, nodes, events, create };
+export const views = { overview, services, serviceDetail, deployments, pods, nodes, events, create, ...kindViews };
