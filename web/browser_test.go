@@ -264,14 +264,14 @@ func TestBrowser(t *testing.T) {
 		// every page of the navigation, the language switch and log out.
 		eval[chromedp.Void](t, ctx, `document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)`)
 		var seen []string
-		for i := 0; i < 14; i++ {
+		for i := 0; i < 18; i++ {
 			step(t, ctx, "Tab", chromedp.KeyEvent(kb.Tab))
 			seen = append(seen, eval[string](t, ctx, `(() => { const e = document.activeElement; return e.id || e.getAttribute('href') || e.className || e.tagName; })()`))
 		}
 		if seen[0] != "#main" {
 			t.Errorf("the first Tab stop is %q, want the skip link", seen[0])
 		}
-		for _, want := range []string{"#/overview", "#/services", "#/deployments", "#/pods", "#/nodes", "#/events", "#/create", "lang", "logout"} {
+		for _, want := range []string{"#/overview", "#/services", "#/deployments", "#/pods", "#/configmaps", "#/secrets", "#/serviceaccounts", "#/nodes", "#/events", "#/create", "lang", "logout"} {
 			if !slices.Contains(seen, want) {
 				t.Errorf("Tab never reaches %q: %q", want, seen)
 			}

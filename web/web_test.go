@@ -33,7 +33,7 @@ func TestServesAppAndAssets(t *testing.T) {
 		t.Fatalf("CSP %q", csp)
 	}
 	// Every asset index.html names is served, versioned and immutable.
-	for _, f := range []string{"app.js", "core.js", "views.js", "trace.js", "i18n.js", "style.css", "icon.svg"} {
+	for _, f := range []string{"app.js", "core.js", "views.js", "trace.js", "i18n.js", "ui.js", "kinds.js", "terminal.js", "style.css", "icon.svg"} {
 		i := strings.Index(string(body), "/ui/assets/"+f+"?v=")
 		if i < 0 {
 			t.Fatalf("index.html does not name %s", f)
@@ -316,7 +316,7 @@ func TestWatchStream(t *testing.T) {
 		if strings.Contains(e.data, `"BOOKMARK"`) && strings.Contains(e.data, "initial-events-end") {
 			synced[e.name] = true
 		}
-		return len(synced) == 7
+		return len(synced) == 9 // namespaces ... events, configmaps, serviceaccounts
 	})
 	if err := ts.Client().Create(ctx, resServices, "default", service("live", 80)); err != nil {
 		t.Fatal(err)
