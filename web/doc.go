@@ -12,7 +12,14 @@
 // "/ui/apply" applies a YAML manifest (kubectl's client-side apply:
 // the last-applied-configuration annotation and a three-way strategic
 // merge patch from kubectl/threeway, so a field removed from the manifest
-// is removed from the object); "/ui/trace" a pod's packet path.
+// is removed from the object); "/ui/trace" a pod's packet path;
+// "/ui/secrets" Secrets as names, types and key sizes (never a value: the
+// page reveals one through /ui/proxy, from the API itself);
+// "/ui/services/{ns}/{name}" a Service's DNS names (as package dns
+// answers them, through dns/source's conversion) and its Endpoints object
+// with the stored sizes of it and of its EndpointSlices;
+// "/ui/exec/{ns}/{pod}" the pod terminal's WebSocket, handed to the API's
+// pods/exec in process with the session's token (exec.go).
 // Everything else on the listener is the API's (Owns tells them apart).
 //
 // # Sessions
@@ -42,6 +49,12 @@
 //     reconnects again after a restart that outlasts EventSource's retry.
 //     The page keeps showing a resource's old state until its new one is
 //     complete (the initial-events-end bookmark), then swaps.
+//   - A Secret's value reaches the browser only when the user reveals
+//     it, straight from the API with the session's token; nothing here
+//     logs a value, and the watch stream never carries Secrets.
+//   - A WebSocket (the terminal) is accepted only on /ui/exec and only
+//     with an Origin header naming this host; the API sees the session's
+//     token and neither the cookie nor the Origin.
 //   - No asset is fetched from another origin; the Content-Security-Policy
 //     allows only 'self'.
 package web
