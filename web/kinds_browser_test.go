@@ -308,4 +308,7 @@ func TestBrowserTerminal(t *testing.T) {
 	shot(t, b, "pod-terminal")
 	step(t, b, "exit 3", chromedp.SendKeys(chromedp.ID("term-screen"), "exit 3"+kb.Enter))
 	waitJS(t, b, "the exit code", `document.getElementById('term-status').textContent === 'The command ended (exit code 3).'`)
+	// A handshake the API refuses: the page says it could not open.
+	step(t, b, "a refused command", chromedp.SetValue(chromedp.ID("term-command"), "refuse"), chromedp.Click(chromedp.ID("term-open")))
+	waitJS(t, b, "the refusal", `document.getElementById('term-status').className === 'error' && document.getElementById('term-status').textContent.startsWith('Could not open the terminal')`)
 }

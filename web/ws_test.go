@@ -208,7 +208,8 @@ type execRequest struct {
 }
 
 // testExecServer plays the API's pods/exec for one pod: it checks the
-// bearer token (want), upgrades to v5.channel.k8s.io, and runs a tiny
+// bearer token (want; and refuses the command "refuse" with 403, as the
+// API refuses a handshake before any upgrade), upgrades to v5.channel.k8s.io, and runs a tiny
 // "shell": it echoes stdin to stdout as a terminal would (a carriage
 // return becomes \r\n), answers a line "size" with the last resize it
 // got, writes "oops" to stderr for a line "err", and for a line "exit N"
@@ -221,7 +222,7 @@ func testExecServer(t testing.TB, want string, seen chan<- execRequest) http.Han
 		case seen <- req:
 		default:
 		}
-		if req.Auth != "Bearer "+want {
+		if req.Auth != "Bearer "+want || r.URL.Query().Get("command") == "refuse" {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusForbidden)
 			fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"pods \"p\" is forbidden: cannot create resource \"pods/exec\"","reason":"Forbidden","code":403}`)
