@@ -96,7 +96,7 @@ export class Terminal {
   }
 
   key(e) {
-    if (e.metaKey || e.altKey) return;
+    if (e.metaKey || e.altKey || (e.ctrlKey && e.shiftKey)) return; // Ctrl+Shift+C/V copy and paste
     let s = KEYS[e.key];
     if (e.ctrlKey) {
       if (e.key.length === 1 && /[a-z@[\\\]^_]/i.test(e.key)) s = String.fromCharCode(e.key.toUpperCase().charCodeAt(0) & 0x1f);
