@@ -261,7 +261,7 @@ const podsDetail = {
 
 // ---- the service page's DNS names and Endpoints, from
 // /ui/services/{ns}/{name}, fetched again whenever the Service or its
-// slices change.
+// slices change (the Endpoints object itself is not watched).
 export const serviceExtras = {
   html() {
     return `<h2>${esc(t('dns.title'))}</h2><div id="svc-dns">${esc(t('loading'))}</div>
@@ -273,8 +273,11 @@ export const serviceExtras = {
     const sig = (svc?.metadata.resourceVersion || '') + ' ' + slices.map((s) => s.metadata.name + '@' + s.metadata.resourceVersion).sort().join(' ');
     if (box.dataset.sig === sig) return;
     box.dataset.sig = sig;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.load(el, ns, name, sig), 100);
+    // Twice: the Endpoints object (not on the watch stream: at 1,000
+    // addresses it is ~130 KB a change) is written by its own controller,
+    // which may follow the slices' by a moment.
+    for (const tm of this.timers || []) clearTimeout(tm);
+    this.timers = [100, 1500].map((ms) => setTimeout(() => this.load(el, ns, name, sig), ms));
   },
   async load(el, ns, name, sig) {
     const r = await request('GET', `/ui/services/${encodeURIComponent(ns)}/${encodeURIComponent(name)}`);
