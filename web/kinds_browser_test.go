@@ -308,6 +308,27 @@ func TestBrowserTerminal(t *testing.T) {
 	shot(t, b, "pod-terminal")
 	step(t, b, "exit 3", chromedp.SendKeys(chromedp.ID("term-screen"), "exit 3"+kb.Enter))
 	waitJS(t, b, "the exit code", `document.getElementById('term-status').textContent === 'The command ended (exit code 3).'`)
+	// The screen model: escape sequences (a title, colours, a charset,
+	// erase-line), backspace, carriage return, a tab, and a character
+	// split across two messages.
+	model := eval[string](t, b, `(async () => {
+		const m = await import('/ui/assets/terminal.js');
+		const pre = document.createElement('pre');
+		document.body.append(pre);
+		const tm = new m.Terminal(pre, () => {});
+		const e = new TextEncoder();
+		tm.write(e.encode('\x1b]0;title\x07\x1b[1;32muser@pod\x1b[0m:~$ ls\r\nab\bc\x1b[Kdef\r\n12345\rxy\x1b[K\r\n\x1b(Bdone\ttab '));
+		const zh = e.encode('中');
+		tm.write(zh.subarray(0, 2));
+		tm.write(zh.subarray(2));
+		tm.close();
+		pre.remove();
+		const ok = m.exitOf('{"status":"Success"}').code === 0 && m.exitOf('{"status":"Failure","reason":"NonZeroExitCode","details":{"causes":[{"reason":"ExitCode","message":"7"}]}}').code === 7;
+		return tm.text() + (ok ? '' : ' (exitOf wrong)');
+	})()`)
+	if want := "user@pod:~$ ls\nacdef\nxy\ndone    tab 中"; model != want {
+		t.Errorf("the screen model: %q, want %q", model, want)
+	}
 	// A handshake the API refuses: the page says it could not open.
 	step(t, b, "a refused command", chromedp.SetValue(chromedp.ID("term-command"), "refuse"), chromedp.Click(chromedp.ID("term-open")))
 	waitJS(t, b, "the refusal", `document.getElementById('term-status').className === 'error' && document.getElementById('term-status').textContent.startsWith('Could not open the terminal')`)
