@@ -34,6 +34,13 @@ func (d *Dashboard) serveExec(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusForbidden, "cross-site WebSocket refused")
 		return
 	}
+	if a.id.ReadOnly {
+		// The API decides (pods/exec needs create, which Kubernetes since
+		// 1.31 requires of WebSocket exec too); a read-only session is
+		// refused here as well, whatever the API's rule for a GET.
+		writeJSONError(w, http.StatusForbidden, "a read-only session cannot exec into pods")
+		return
+	}
 	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 		writeJSONError(w, http.StatusBadRequest, "the terminal is a WebSocket (Upgrade: websocket)")
 		return

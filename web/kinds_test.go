@@ -394,8 +394,9 @@ func equalStrings(a, b []string) bool { return len(a) == len(b) && (len(a) == 0 
 // Origin, the query of a terminal (command, container, stdin, stdout,
 // tty), and the v5.channel.k8s.io subprotocol; the frames then pass both
 // ways (stdin, stdout, stderr, resize, the error channel's exit code).
-// Cross-site and cookie-less handshakes are refused, a read-only session
-// gets the API's 403, and /ui/proxy takes no upgrade.
+// Cross-site, cookie-less and read-only handshakes are refused, the API's
+// own refusal reaches the browser as it is, and /ui/proxy takes no
+// upgrade.
 func TestExecProxy(t *testing.T) {
 	seen := make(chan execRequest, 8)
 	apiMux := http.NewServeMux()
@@ -507,12 +508,16 @@ func TestExecProxy(t *testing.T) {
 		{"no Origin", admin, "", http.StatusForbidden},
 		{"another Origin", admin, "https://evil.example", http.StatusForbidden},
 		{"no session", "", srv.URL, http.StatusUnauthorized},
-		{"read-only: the API refuses", cookieOf("ro-token"), srv.URL, http.StatusForbidden},
+		{"read-only", cookieOf("ro-token"), srv.URL, http.StatusForbidden},
 	} {
 		ws, code, body, err := wsDial(execURL, tlsCfg, hdr(c.cookie, c.origin))
 		if err != nil || ws != nil || code != c.want {
 			t.Errorf("%s: %v, HTTP %d %s; want %d", c.what, err, code, body, c.want)
 		}
+	}
+	// The API's refusal reaches the browser as the API answered it.
+	if ws, code, body, _ := wsDial(srv.URL+"/ui/exec/default/p?command=refuse", tlsCfg, hdr(admin, srv.URL)); ws != nil || code != http.StatusForbidden || !strings.Contains(body, `cannot create resource \"pods/exec\"`) {
+		t.Errorf("a handshake the API refuses: HTTP %d %s", code, body)
 	}
 	if ws, code, body, _ := wsDial(srv.URL+"/ui/proxy/api/v1/namespaces/default/pods/p/exec?command=sh", tlsCfg, hdr(admin, srv.URL)); ws != nil || code != http.StatusBadRequest {
 		t.Errorf("an upgrade through /ui/proxy: HTTP %d %s", code, body)
