@@ -129,7 +129,7 @@ func (o *createOptions) generated(cmd *cobra.Command, g *globals, resource strin
 	if err != nil {
 		return err
 	}
-	info, err := s.resolve(resource, false)
+	info, err := s.resolve(resource)
 	if err != nil {
 		return err
 	}

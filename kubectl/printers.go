@@ -63,9 +63,6 @@ func servedInfo(info *api.ResourceInfo) *api.ResourceInfo {
 
 // printerFor is the client-side printer of a resource.
 func printerFor(info *api.ResourceInfo) clientPrinter {
-	if info == endpointsInfo {
-		return clientPrinter{columns: []TableColumn{nameCol(), col("ENDPOINTS"), col("AGE")}, row: typed(endpointsRow)}
-	}
 	served := servedInfo(info)
 	p := printers.Default()
 	if served != nil {
