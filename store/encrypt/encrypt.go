@@ -71,13 +71,6 @@ func (s *Store) overlaps(prefix string) bool {
 	return strings.HasPrefix(prefix, s.o.Prefix) || strings.HasPrefix(s.o.Prefix, prefix)
 }
 
-func (s *Store) keyFile() string {
-	if s.o.Keys != nil {
-		return s.o.Keys.path
-	}
-	return s.o.KeyFile
-}
-
 // seal encrypts value, stored under key (the additional authenticated
 // data, as upstream: a value copied under another key does not decrypt).
 func (s *Store) seal(key string, value []byte) []byte {
@@ -115,7 +108,7 @@ func keyName(value []byte) (string, []byte, error) {
 	rest := value[len(ValuePrefix):]
 	i := bytes.IndexByte(rest, ':')
 	if i <= 0 {
-		return "", nil, errors.New("no key name after " + ValuePrefix)
+		return "", nil, fmt.Errorf("no key name after %q", ValuePrefix)
 	}
 	return string(rest[:i]), rest[i+1:], nil
 }
