@@ -189,7 +189,7 @@ func newSecretsStore(st store.Interface, keys *encrypt.Keys, path string, enable
 func withSecretsStore(ctx context.Context, dataDir, verb string, fn func(st store.Interface, keys *encrypt.Keys, path string) error) error {
 	lock, err := lockDataDir(dataDir, false)
 	if err != nil {
-		return fmt.Errorf("secrets-encrypt %s: %w (run it with the server stopped)", verb, err)
+		return fmt.Errorf("secrets-encrypt %s: %w", verb, err)
 	}
 	defer lock.release()
 	db := filepath.Join(dataDir, dbFile)
