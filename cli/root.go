@@ -44,6 +44,9 @@ type Runners struct {
 	ContainerdLog func(ctx context.Context, args []string) error
 	// Backup runs `skiff backup` (backup.go); out is stdout.
 	Backup func(ctx context.Context, o BackupOptions, out io.Writer) error
+	// SecretsEncrypt runs `skiff secrets-encrypt` (secretsencrypt.go); out
+	// is stdout.
+	SecretsEncrypt func(ctx context.Context, o SecretsEncryptOptions, out io.Writer) error
 }
 
 // NetExecOptions are the flags of `skiff netexec`.
@@ -86,7 +89,7 @@ and -n/--namespace before or after the verb, as kubectl does:
 		root.SetOut(env.Out)
 	}
 	root.AddCommand(newServerCommand(r.Server), newAgentCommand(r.Agent), newNetExecCommand(r.NetExec), newRuntimeInitCommand(r.RuntimeInit), newImageCommand(r.Image), newForwardCommand(r.Forward), newContainerdLogCommand(r.ContainerdLog))
-	root.AddCommand(newBackupCommand(r.Backup))
+	root.AddCommand(newBackupCommand(r.Backup), newSecretsEncryptCommand(r.SecretsEncrypt))
 	root.AddCommand(kubectl.Commands(env)...)
 	return root
 }
@@ -200,6 +203,7 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.DurationVar(&cfg.IdleTimeout, "idle-timeout", cfg.IdleTimeout, "close a keep-alive HTTPS connection idle this long")
 	f.DurationVar(&cfg.RequestReadTimeout, "request-read-timeout", cfg.RequestReadTimeout, "most time to read a request's headers and body; watches, logs and exec are not bound (0: none)")
 	f.BoolVar(&cfg.ResetStore, "reset-store", false, "start with an empty store when the data dir has credentials but no database (or a 0-byte one); without it such a start is refused")
+	f.BoolVar(&cfg.SecretsEncryption, "secrets-encryption", false, "store Secrets encrypted (AES-GCM) with the key in <data-dir>/cred/encryption-config.json, made if missing; Secrets stored in plaintext are encrypted at start")
 	return cmd
 }
 

@@ -24,12 +24,14 @@ type createOptions struct {
 func newCreateCommand(g *globals) *cobra.Command {
 	o := &createOptions{}
 	cmd := &cobra.Command{
-		Use:   "create -f FILENAME | create namespace|deployment|service ...",
+		Use:   "create -f FILENAME | create namespace|deployment|service|configmap|secret ...",
 		Short: "Create resources from files or stdin, or from a generator",
 		Example: `  skiff create -f pod.yaml
   skiff create namespace staging
   skiff create deployment web --image=nginx --replicas=3 --port=80
-  skiff create service nodeport web --tcp=80:8080`,
+  skiff create service nodeport web --tcp=80:8080
+  skiff create configmap app --from-file=conf/ --from-literal=MODE=prod
+  skiff create secret generic db --from-literal=password=s3cret`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if len(o.files.filenames) == 0 {
@@ -68,7 +70,8 @@ func newCreateCommand(g *globals) *cobra.Command {
 	}
 	o.files.addFlags(cmd, "to create")
 	o.addFlags(cmd)
-	cmd.AddCommand(newCreateNamespaceCommand(g, o), newCreateDeploymentCommand(g, o), newCreateServiceCommand(g, o))
+	cmd.AddCommand(newCreateNamespaceCommand(g, o), newCreateDeploymentCommand(g, o), newCreateServiceCommand(g, o),
+		newCreateConfigMapCommand(g, o), newCreateSecretCommand(g, o)) // create_config.go
 	return cmd
 }
 
@@ -129,7 +132,7 @@ func (o *createOptions) generated(cmd *cobra.Command, g *globals, resource strin
 	if err != nil {
 		return err
 	}
-	info, err := s.resolve(resource, false)
+	info, err := s.resolve(resource)
 	if err != nil {
 		return err
 	}

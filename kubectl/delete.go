@@ -118,7 +118,7 @@ func (o *deleteOptions) run(ctx context.Context, cmd *cobra.Command, s *session,
 	case len(args) == 0:
 		return usageError("You must provide one or more resources by argument or filename.\nExample resource specifications include:\n   '-f rsrc.yaml'\n   '--filename=rsrc.json'\n   '<resource> <name>'\n   '<resource>'")
 	default:
-		targets, err := s.parseTargets(args, false)
+		targets, err := s.parseTargets(args)
 		if err != nil {
 			return err
 		}

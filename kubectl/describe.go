@@ -70,7 +70,7 @@ func (o *describeOptions) run(ctx context.Context, s *session, args []string) er
 	if len(args) == 0 {
 		return errNoResourceToDescribe
 	}
-	targets, err := s.parseTargets(args, false)
+	targets, err := s.parseTargets(args)
 	if err != nil {
 		return err
 	}
@@ -309,7 +309,7 @@ func describeTyped[T any](raw []byte, f func(*T)) error {
 
 // describeEvents lists the events whose involvedObject is the object.
 func (s *session) describeEvents(ctx context.Context, p *prefixWriter, info *api.ResourceInfo, m *api.ObjectMeta) {
-	evInfo, err := s.resolve("events", false)
+	evInfo, err := s.resolve("events")
 	if err != nil {
 		return
 	}
@@ -747,7 +747,7 @@ func (s *session) describeService(ctx context.Context, p *prefixWriter, svc *api
 		p.write(0, "External Name:\t%s\n", svc.Spec.ExternalName)
 	}
 	var slices []api.EndpointSlice
-	if sliceInfo, err := s.resolve("endpointslices", false); err == nil {
+	if sliceInfo, err := s.resolve("endpointslices"); err == nil {
 		var list api.EndpointSliceList
 		if err := s.c.List(ctx, sliceInfo, svc.Namespace, client.ListOptions{LabelSelector: api.LabelServiceName + "=" + svc.Name}, &list); err == nil {
 			slices = list.Items
@@ -823,7 +823,7 @@ func describeTemplate(p *prefixWriter, t *api.PodTemplateSpec) {
 
 // podsOf lists the pods a selector picks.
 func (s *session) podsOf(ctx context.Context, ns string, sel *api.LabelSelector) []api.Pod {
-	podInfo, err := s.resolve("pods", false)
+	podInfo, err := s.resolve("pods")
 	if err != nil || sel == nil {
 		return nil
 	}
@@ -1077,7 +1077,7 @@ func (s *session) describeNode(ctx context.Context, p *prefixWriter, n *api.Node
 	if len(n.Spec.PodCIDRs) > 0 {
 		p.write(0, "PodCIDRs:\t%s\n", strings.Join(n.Spec.PodCIDRs, ","))
 	}
-	podInfo, err := s.resolve("pods", false)
+	podInfo, err := s.resolve("pods")
 	if err != nil {
 		return
 	}

@@ -33,17 +33,17 @@
 //     When the server answers a plain list, or a watch event that is not
 //     a Table, the client-side printers (printers.go) give the same
 //     columns and cells as the server's Tables, from api/printers
-//     applied to the defaulted object; the Endpoints view has its own,
-//     an unknown resource NAME and AGE. Columns are laid out as kubectl's tabwriter does: the
+//     applied to the defaulted object; an unknown resource NAME and AGE. Columns are laid out as kubectl's tabwriter does: the
 //     widest cell plus 3 spaces, at least 6, widths remembered across the
 //     rows of `get -w`.
 //   - Ages are kubectl's HumanDuration (5s, 3m2s, 4h, 2d3h).
 //   - -o json (keys sorted, 4-space indent), yaml, name, jsonpath=
 //     (package kubectl/jsonpath), custom-columns=. Several objects print
 //     as a kubectl List.
-//   - `get ep` shows the core/v1 Endpoints view, built from each Service's
-//     EndpointSlices (every endpoint, where the served Endpoints stops at
-//     1,000); the other verbs reach the served Endpoints resource.
+//   - `get ep` lists the served core/v1 Endpoints objects (the endpoints
+//     controller's, capped at 1,000 addresses as upstream), printed as
+//     kubectl prints them (NAME ENDPOINTS AGE, the first three ready
+//     ip:port then "+ N more..."); `get endpointslices` the slices.
 //   - No colour, on a terminal or not.
 //
 // # Errors and exit status

@@ -191,7 +191,7 @@ func (o *exposeOptions) run(ctx context.Context, s *session, args []string) erro
 		meta["labels"] = toAnyMap(labels)
 	}
 	svc := map[string]any{"apiVersion": "v1", "kind": "Service", "metadata": meta, "spec": spec}
-	svcInfo, err := s.resolve("services", false)
+	svcInfo, err := s.resolve("services")
 	if err != nil {
 		return err
 	}

@@ -102,7 +102,7 @@ func (o *getOptions) run(ctx context.Context, s *session, args []string) error {
 			return usageError("invalid --sort-by %q: %v", o.sortBy, err)
 		}
 	}
-	targets, err := s.parseTargets(args, true)
+	targets, err := s.parseTargets(args)
 	if err != nil {
 		return err
 	}
@@ -200,25 +200,6 @@ func (o *getOptions) fetch(ctx context.Context, s *session, f outputFormat, r *f
 	info := r.t.info
 	tableOut := f.kind == outTable
 	now := s.env.Now()
-	if info == endpointsInfo {
-		items, missing, err := s.listEndpoints(ctx, r.ns, client.ListOptions{LabelSelector: o.selector, FieldSelector: o.fieldSelector}, r.t.names)
-		if err != nil {
-			return err
-		}
-		r.errs = append(r.errs, missing...)
-		if tableOut {
-			r.rows, err = clientRows(info, items, now)
-			return err
-		}
-		for _, raw := range items {
-			m, err := decodeMap(raw)
-			if err != nil {
-				return err
-			}
-			r.objects = append(r.objects, m)
-		}
-		return nil
-	}
 	accept := acceptJSON
 	if tableOut {
 		accept = acceptTable
@@ -493,9 +474,6 @@ type watchEvent struct {
 // the watch from the last seen resourceVersion when the server ends it.
 func (o *getOptions) watchLoop(ctx context.Context, s *session, f outputFormat, r *fetched, w *columnWriter, headerDone bool) error {
 	info := r.t.info
-	if info == endpointsInfo {
-		return usageError("watch is not supported on endpoints: Skiff serves EndpointSlices, watch those")
-	}
 	p, err := client.ResourcePath(info, r.ns, "")
 	if err != nil {
 		return err

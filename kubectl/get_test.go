@@ -243,21 +243,67 @@ func TestGetPodsWide(t *testing.T) {
 	}
 }
 
-// TestGetEndpoints checks the Endpoints view built from EndpointSlices.
+// TestGetEndpoints: `get ep` lists the stored Endpoints objects as kubectl
+// prints them (the first three ready ip:port, then "+ N more..."; not-ready
+// addresses left out), not a view of the EndpointSlices, which `get
+// endpointslices` keeps showing as slices.
 func TestGetEndpoints(t *testing.T) {
 	h := newHarness(t)
+	ctx := context.Background()
+	// A Service without a selector: the controllers leave its Endpoints
+	// as written.
+	if err := h.c.Create(ctx, resSvc, h.ns, &api.Service{ObjectMeta: api.ObjectMeta{Name: "ext"},
+		Spec: api.ServiceSpec{Ports: []api.ServicePort{{Port: 80}}}}); err != nil {
+		t.Fatal(err)
+	}
+	addr := func(ips ...string) []api.EndpointAddress {
+		var out []api.EndpointAddress
+		for _, ip := range ips {
+			out = append(out, api.EndpointAddress{IP: ip})
+		}
+		return out
+	}
+	ep := &api.Endpoints{ObjectMeta: api.ObjectMeta{Name: "ext"}, Subsets: []api.EndpointSubset{{
+		Addresses:         addr("10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4"),
+		NotReadyAddresses: addr("10.0.0.9"),
+		Ports:             []api.EndpointsPort{{Port: 80}},
+	}}}
+	if err := h.c.Create(ctx, resEndpoints, h.ns, ep); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.c.Create(ctx, resEndpoints, h.ns, &api.Endpoints{ObjectMeta: api.ObjectMeta{Name: "empty"}}); err != nil {
+		t.Fatal(err)
+	}
+	// Slices of a Service without an Endpoints object: not in `get ep`.
 	sliceFor(t, h, "api-1", "api", 8080, "10.244.1.1", "10.244.1.2")
-	sliceFor(t, h, "api-2", "api", 8080, "10.244.2.1", "10.244.2.2")
+
 	rows := checkColumns(t, h.ok("get", "ep"), "NAME", "ENDPOINTS", "AGE")
-	if len(rows) != 1 || rows[0][0] != "api" || rows[0][1] != "10.244.1.1:8080,10.244.1.2:8080,10.244.2.1:8080 + 1 more..." {
+	got := map[string]string{}
+	for _, r := range rows {
+		got[r[0]] = r[1]
+	}
+	if got["ext"] != "10.0.0.1:80,10.0.0.2:80,10.0.0.3:80 + 1 more..." || got["empty"] != "<none>" {
 		t.Fatalf("ep rows %q", rows)
 	}
-	m := mustJSON(t, h.ok("get", "endpoints", "api", "-o", "json"))
-	subsets := m["subsets"].([]any)
-	if m["kind"] != "Endpoints" || len(subsets) != 2 {
+	if _, ok := got["api"]; ok {
+		t.Fatalf("get ep shows the slices of api: %q", rows)
+	}
+	for _, name := range []string{"endpoints", "Endpoints", "ep.v1"} {
+		rows := checkColumns(t, h.ok("get", name, "ext"), "NAME", "ENDPOINTS", "AGE")
+		if len(rows) != 1 || rows[0][1] != "10.0.0.1:80,10.0.0.2:80,10.0.0.3:80 + 1 more..." {
+			t.Fatalf("get %s ext: %q", name, rows)
+		}
+	}
+	m := mustJSON(t, h.ok("get", "ep", "ext", "-o", "json"))
+	if m["kind"] != "Endpoints" || len(m["subsets"].([]any)) != 1 {
 		t.Fatalf("endpoints json %v", m)
 	}
-	h.fails(1, `Error from server (NotFound): endpoints "nope" not found`, "get", "ep", "nope")
+	h.fails(1, `Error from server (NotFound): endpoints "api" not found`, "get", "ep", "api")
+
+	rows = checkColumns(t, h.ok("get", "endpointslices", "api-1"), "NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE")
+	if len(rows) != 1 || rows[0][3] != "10.244.1.1,10.244.1.2" {
+		t.Fatalf("endpointslices rows %q", rows)
+	}
 }
 
 // TestGetWatch watches services, changes one and sees its new row.

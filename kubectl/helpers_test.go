@@ -34,13 +34,14 @@ var (
 		dataDir string
 		c       *client.Client
 	}
-	resources = api.Resources()
-	resPods   = api.Lookup(resources, "v1", "pods")
-	resNodes  = api.Lookup(resources, "v1", "nodes")
-	resNS     = api.Lookup(resources, "v1", "namespaces")
-	resSvc    = api.Lookup(resources, "v1", "services")
-	resDeploy = api.Lookup(resources, "apps/v1", "deployments")
-	resSlices = api.Lookup(resources, "discovery.k8s.io/v1", "endpointslices")
+	resources    = api.Resources()
+	resPods      = api.Lookup(resources, "v1", "pods")
+	resNodes     = api.Lookup(resources, "v1", "nodes")
+	resNS        = api.Lookup(resources, "v1", "namespaces")
+	resSvc       = api.Lookup(resources, "v1", "services")
+	resDeploy    = api.Lookup(resources, "apps/v1", "deployments")
+	resSlices    = api.Lookup(resources, "discovery.k8s.io/v1", "endpointslices")
+	resEndpoints = api.Lookup(resources, "v1", "endpoints")
 )
 
 // nodeName is the Ready node the tests create so that the scheduler binds

@@ -106,7 +106,7 @@ func (o *metaMapOptions) run(ctx context.Context, s *session, args []string) err
 	if len(set) == 0 && len(remove) == 0 && !o.list {
 		return usageError("at least one %s update is required", strings.TrimSuffix(o.field, "s"))
 	}
-	targets, err := s.parseTargets(resources, false)
+	targets, err := s.parseTargets(resources)
 	if err != nil {
 		return err
 	}

@@ -125,7 +125,7 @@ func (o *logsOptions) pickContainer(s *session, pod *api.Pod) (string, error) {
 // podFor resolves POD or TYPE/NAME to a pod: a deployment's or
 // statefulset's first pod by name.
 func (s *session) podFor(ctx context.Context, arg string) (*api.Pod, error) {
-	podInfo, err := s.resolve("pods", false)
+	podInfo, err := s.resolve("pods")
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +133,7 @@ func (s *session) podFor(ctx context.Context, arg string) (*api.Pod, error) {
 	if !ok {
 		typ, name = "pods", arg
 	}
-	info, err := s.resolve(typ, false)
+	info, err := s.resolve(typ)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +174,7 @@ func (s *session) podFor(ctx context.Context, arg string) (*api.Pod, error) {
 
 // streamLogs copies a pod's log to w as it arrives.
 func (s *session) streamLogs(ctx context.Context, ns, name string, q url.Values, w io.Writer) error {
-	podInfo, err := s.resolve("pods", false)
+	podInfo, err := s.resolve("pods")
 	if err != nil {
 		return err
 	}

@@ -15,28 +15,13 @@ import (
 // not Tables). For the resources Skiff serves they are api/printers'
 // columns and cells, the very ones the server puts in its Tables (which
 // follow Kubernetes' pkg/printers/internalversion), computed on the object
-// after the resource's defaulting, as the server stores it. The Endpoints
-// view, which only the CLI builds, has its own; any other resource gets
-// NAME and AGE.
-
-func col(name string) TableColumn { return TableColumn{Name: name, Type: "string"} }
-func nameCol() TableColumn        { return TableColumn{Name: "NAME", Type: "string", Format: "name"} }
+// after the resource's defaulting, as the server stores it; any other
+// resource gets NAME and AGE.
 
 // clientPrinter makes one row for an object.
 type clientPrinter struct {
 	columns []TableColumn
 	row     func(raw []byte, now time.Time) ([]string, error)
-}
-
-// typed adapts a printer of a typed object.
-func typed[T any](f func(*T, time.Time) []string) func([]byte, time.Time) ([]string, error) {
-	return func(raw []byte, now time.Time) ([]string, error) {
-		var obj T
-		if err := json.Unmarshal(raw, &obj); err != nil {
-			return nil, err
-		}
-		return f(&obj, now), nil
-	}
 }
 
 // metadataOnly is an object of a resource without a Go type here: only its
@@ -63,9 +48,6 @@ func servedInfo(info *api.ResourceInfo) *api.ResourceInfo {
 
 // printerFor is the client-side printer of a resource.
 func printerFor(info *api.ResourceInfo) clientPrinter {
-	if info == endpointsInfo {
-		return clientPrinter{columns: []TableColumn{nameCol(), col("ENDPOINTS"), col("AGE")}, row: typed(endpointsRow)}
-	}
 	served := servedInfo(info)
 	p := printers.Default()
 	if served != nil {

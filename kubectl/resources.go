@@ -6,16 +6,6 @@ import (
 	"github.com/skiff-dev/skiff/api"
 )
 
-// endpointsInfo is the Endpoints view: `get ep` shows, for each Service,
-// an Endpoints built from its EndpointSlices (endpoints.go), so it lists
-// every endpoint the proxy uses. The server also serves the core/v1
-// Endpoints resource (capped at 1,000 addresses); the other verbs (apply,
-// delete, describe) reach that one.
-var endpointsInfo = &api.ResourceInfo{
-	Version: "v1", Resource: "endpoints", Singular: "endpoints", Kind: "Endpoints", ListKind: "EndpointsList",
-	Namespaced: true, ShortNames: []string{"ep"},
-}
-
 // allResources are what `get all` lists, in kubectl's order.
 var allResources = []string{"pods", "services", "deployments", "statefulsets"}
 
@@ -26,12 +16,9 @@ func errNoResourceType(name string) error {
 
 // resolve finds a resource by plural, singular, short or kind name, with
 // an optional group (deployments.apps, deploy.apps, deployments.v1.apps),
-// case-insensitively. withEndpoints admits the Endpoints view.
-func (s *session) resolve(name string, withEndpoints bool) (*api.ResourceInfo, error) {
+// case-insensitively.
+func (s *session) resolve(name string) (*api.ResourceInfo, error) {
 	lower := strings.ToLower(name)
-	if withEndpoints && (lower == "ep" || lower == "endpoints" || lower == "endpoint") {
-		return endpointsInfo, nil
-	}
 	base, group, qualified := strings.Cut(lower, ".")
 	if qualified {
 		if v, g, ok := strings.Cut(group, "."); ok && len(v) > 1 && v[0] == 'v' && v[1] >= '0' && v[1] <= '9' {
@@ -91,7 +78,7 @@ const errResourceNameForm = "there is no need to specify a resource type as a se
 
 // parseTargets reads kubectl's resource arguments: `TYPE[,TYPE...]
 // [NAME...]` or `TYPE/NAME...`.
-func (s *session) parseTargets(args []string, withEndpoints bool) ([]target, error) {
+func (s *session) parseTargets(args []string) ([]target, error) {
 	if len(args) == 0 {
 		return nil, usageError("you must specify the type of resource")
 	}
@@ -105,7 +92,7 @@ func (s *session) parseTargets(args []string, withEndpoints bool) ([]target, err
 			if name == "" {
 				return nil, usageError("arguments in resource/name form must have a single resource and name")
 			}
-			info, err := s.resolve(typ, withEndpoints)
+			info, err := s.resolve(typ)
 			if err != nil {
 				return nil, err
 			}
@@ -130,7 +117,7 @@ func (s *session) parseTargets(args []string, withEndpoints bool) ([]target, err
 		}
 		if strings.EqualFold(typ, "all") {
 			for _, r := range allResources {
-				info, err := s.resolve(r, false)
+				info, err := s.resolve(r)
 				if err != nil {
 					return nil, err
 				}
@@ -138,7 +125,7 @@ func (s *session) parseTargets(args []string, withEndpoints bool) ([]target, err
 			}
 			continue
 		}
-		info, err := s.resolve(typ, withEndpoints)
+		info, err := s.resolve(typ)
 		if err != nil {
 			return nil, err
 		}
@@ -152,7 +139,7 @@ func (s *session) parseTargets(args []string, withEndpoints bool) ([]target, err
 
 // oneTarget reads `TYPE NAME` or `TYPE/NAME` naming exactly one object.
 func (s *session) oneTarget(args []string, verb string) (*api.ResourceInfo, string, error) {
-	ts, err := s.parseTargets(args, false)
+	ts, err := s.parseTargets(args)
 	if err != nil {
 		return nil, "", err
 	}

@@ -154,7 +154,7 @@ func (o *runOptions) pod(name, ns string, rest []string, attach bool) (map[strin
 }
 
 func (o *runOptions) run(ctx context.Context, s *session, name string, rest []string, attach bool) error {
-	podInfo, err := s.resolve("pods", false)
+	podInfo, err := s.resolve("pods")
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func (o *scaleOptions) run(ctx context.Context, s *session, args []string) error
 	if len(args) == 0 {
 		return usageError("You must provide one or more resources by argument or filename.")
 	}
-	targets, err := s.parseTargets(args, false)
+	targets, err := s.parseTargets(args)
 	if err != nil {
 		return err
 	}

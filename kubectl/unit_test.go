@@ -264,46 +264,19 @@ func TestResolve(t *testing.T) {
 		{"no", "nodes"}, {"ev", "events"}, {"endpointslices", "endpointslices"}, {"endpointslice.discovery.k8s.io", "endpointslices"},
 		{"ep", "endpoints"}, {"pods.v1", "pods"},
 	} {
-		info, err := s.resolve(tc.name, true)
+		info, err := s.resolve(tc.name)
 		if err != nil || info.Resource != tc.want {
 			t.Errorf("resolve(%q) = %v, %v; want %s", tc.name, info, err, tc.want)
 		}
 	}
 	for _, bad := range []string{"widgets", "deployments.core", "svc.apps"} {
-		if _, err := s.resolve(bad, true); err == nil {
+		if _, err := s.resolve(bad); err == nil {
 			t.Errorf("resolve(%q) succeeded", bad)
 		}
 	}
-	// Where the view is not offered, ep is the served core/v1 resource.
-	if info, err := s.resolve("ep", false); err != nil || info == endpointsInfo || info.Kind != "Endpoints" {
-		t.Errorf("resolve(ep) without the view = %v, %v; want the served resource", info, err)
-	}
-}
-
-func TestEndpointsFromSlices(t *testing.T) {
-	yes, no := true, false
-	p80 := int32(80)
-	name := "http"
-	slices := []api.EndpointSlice{
-		{ObjectMeta: api.ObjectMeta{Name: "a-1", Namespace: "n", Labels: map[string]string{api.LabelServiceName: "a"}},
-			Ports:     []api.EndpointPort{{Name: &name, Port: &p80}},
-			Endpoints: []api.Endpoint{{Addresses: []string{"10.0.0.1"}, Conditions: api.EndpointConditions{Ready: &yes}}, {Addresses: []string{"10.0.0.2"}, Conditions: api.EndpointConditions{Ready: &no}}}},
-		{ObjectMeta: api.ObjectMeta{Name: "orphan", Namespace: "n"}},
-		{ObjectMeta: api.ObjectMeta{Name: "b-1", Namespace: "n", Labels: map[string]string{api.LabelServiceName: "b"}}},
-	}
-	eps := endpointsFromSlices(slices)
-	if len(eps) != 2 || eps[0].Metadata.Name != "a" || eps[1].Metadata.Name != "b" || len(eps[1].Subsets) != 0 {
-		t.Fatalf("endpoints %+v", eps)
-	}
-	sub := eps[0].Subsets[0]
-	if len(sub.Addresses) != 1 || sub.Addresses[0].IP != "10.0.0.1" || len(sub.NotReadyAddresses) != 1 || sub.Ports[0].Name != "http" {
-		t.Fatalf("subset %+v", sub)
-	}
-	if row := endpointsRow(&eps[0], time.Now()); row[1] != "10.0.0.1:80" {
-		t.Fatalf("row %q", row)
-	}
-	if row := endpointsRow(&eps[1], time.Now()); row[1] != "<none>" {
-		t.Fatalf("row %q", row)
+	// ep is the served core/v1 resource.
+	if info, err := s.resolve("ep"); err != nil || info.New == nil || info.Kind != "Endpoints" || info.Group != "" {
+		t.Errorf("resolve(ep) = %v, %v; want the served resource", info, err)
 	}
 }
 

@@ -39,7 +39,7 @@ const (
 
 // credentialFiles are the files whose presence says the data dir has run
 // a server before: a database should be next to them.
-var credentialFiles = []string{pki.CACertFile, pki.CAKeyFile, pki.AdminTokenFile, pki.NodeTokenFile, pki.DashboardTokenFile}
+var credentialFiles = []string{pki.CACertFile, pki.CAKeyFile, pki.AdminTokenFile, pki.NodeTokenFile, pki.DashboardTokenFile, EncryptionConfigFile}
 
 // dataDirLock is a data dir's exclusive lock: an flock of <dir>/lock,
 // held while the file is open. flock belongs to the open file, so two

@@ -7,7 +7,9 @@
 // # Startup order
 //
 //  1. TLS material, tokens and admin.kubeconfig (apiserver/pki).
-//  2. The store (store.OpenBolt).
+//  2. The store (store.OpenBolt), wrapped in store/encrypt: every stored
+//     Secret is read once, and with --secrets-encryption the plaintext ones
+//     are written again encrypted (encryption.go).
 //  3. Repair: the allocators are rebuilt from the store before any request
 //     is served, so no IP or port can be handed out twice after a crash.
 //  4. The HTTPS listener. /readyz answers 503 until step 5 is done.

@@ -41,6 +41,7 @@ type Server struct {
 	log      *slog.Logger
 	bundle   *pki.Bundle
 	store    *store.Bolt
+	kv       store.Interface // store, with Secrets encrypted at rest (encryption.go)
 	api      *apiserver.Server
 	hook     *svcalloc.Hook
 	ln       net.Listener
@@ -131,6 +132,9 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	if err != nil {
 		return nil, storeOpenError(cfg.DataDir, filepath.Join(cfg.DataDir, dbFile), err) // datadir.go
 	}
+	if s.kv, _, err = openSecretsStore(ctx, cfg.DataDir, s.resource, s.store, cfg.SecretsEncryption, log.With("component", "store")); err != nil {
+		return nil, err
+	}
 
 	ips, err := ipalloc.New(p.ServiceCIDR)
 	if err != nil {
@@ -162,7 +166,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	if err != nil {
 		return nil, fmt.Errorf("server: node API client: %w", err)
 	}
-	s.nodeAPI = newNodeAPI(s.store, s.resource, clientCert, s.nodes, log.With("component", "nodeapi"))
+	s.nodeAPI = newNodeAPI(s.kv, s.resource, clientCert, s.nodes, log.With("component", "nodeapi"))
 	s.auth = newTokenAuth(s.bundle.AdminToken, s.bundle.NodeToken, s.bundle.DashboardToken, s.nodes)
 	podInfo := resourceTable(s.resource)["pods"]
 	s.graph = newNodeGraph(log.With("component", "nodegraph"))
@@ -171,15 +175,15 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		s.graph.run(bgCtx, s.store, podsPrefix(apiserver.KeyFor(podInfo, "", "")))
+		s.graph.run(bgCtx, s.kv, podsPrefix(apiserver.KeyFor(podInfo, "", "")))
 	}()
 	v := version.Get()
 	s.api, err = apiserver.New(apiserver.Config{
-		Store:         s.store,
+		Store:         s.kv,
 		Resources:     s.resource,
 		Authenticator: s.auth,
 		PodLogs:       s.nodeAPI.PodLogs,
-		Authorizer:    authorizer{pods: storePods{st: s.store, info: podInfo}, graph: s.graph},
+		Authorizer:    authorizer{pods: storePods{st: s.kv, info: podInfo}, graph: s.graph},
 		Hooks: map[string]apiserver.TxnHook{
 			"services": s.hook, "ipaddresses.networking.k8s.io": s.hook,
 			"nodes": nodeRestriction{}, "leases.coordination.k8s.io": nodeRestriction{},
@@ -204,7 +208,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	}
 
 	w.srv = s.api
-	rep, err := s.hook.Repair(ctx, s.store)
+	rep, err := s.hook.Repair(ctx, s.kv)
 	if err != nil {
 		return nil, fmt.Errorf("server: repair: %w", err)
 	}

@@ -60,6 +60,12 @@ func runners() cli.Runners {
 		// The containerd shim's logging binary (binary:// scheme).
 		ContainerdLog: logdriver.RunLogger,
 		Backup:        runBackup,
+		SecretsEncrypt: func(ctx context.Context, o cli.SecretsEncryptOptions, out io.Writer) error {
+			if o.Verb == "rotate" {
+				return server.SecretsEncryptRotate(ctx, o.DataDir, out)
+			}
+			return server.SecretsEncryptStatus(ctx, o.DataDir, out)
+		},
 	}
 }
 

@@ -108,6 +108,11 @@ type Server struct {
 	// but no database (or a 0-byte one) start with an empty store; without
 	// it such a start is refused (server/datadir.go).
 	ResetStore bool
+	// SecretsEncryption (--secrets-encryption) stores Secrets encrypted
+	// with AES-GCM under the key file <data-dir>/cred/encryption-config.json
+	// (made if missing) and encrypts the plaintext ones at start
+	// (server/encryption.go).
+	SecretsEncryption bool
 }
 
 // Defaults returns the documented defaults (docs/operating.md).

@@ -104,6 +104,12 @@ func (c *cluster) run(t *testing.T, name string, f func(t *testing.T)) {
 // configuration before it starts (e.g. the runtime).
 func newCluster(t testing.TB, mode string, opts ...func(*config.Server)) *cluster {
 	t.Helper()
+	return newClusterLog(t, mode, testLog(), opts...)
+}
+
+// newClusterLog is newCluster with the server's (and its agent's) logger.
+func newClusterLog(t testing.TB, mode string, log *slog.Logger, opts ...func(*config.Server)) *cluster {
+	t.Helper()
 	requireRoot(t)
 	c := &cluster{t: t, mode: mode, node: netnstest.NewNode(t), ext: netnstest.New(t, "ext"), dataDir: t.TempDir()}
 	netnstest.Connect(t,
@@ -114,7 +120,7 @@ func newCluster(t testing.TB, mode string, opts ...func(*config.Server)) *cluste
 		t.Fatalf("ext: route %s via %s: %v", lbPool, nodeIP, err)
 	}
 	s := servertest.Start(t, servertest.Options{
-		DataDir: c.dataDir, Agent: true, LBCIDR: lbPool, Logger: testLog(),
+		DataDir: c.dataDir, Agent: true, LBCIDR: lbPool, Logger: log,
 		Config: func(cfg *config.Server) {
 			cfg.AgentNetNS = c.node.Path
 			cfg.AgentNodeName = nodeName
