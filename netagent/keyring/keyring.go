@@ -21,7 +21,9 @@ type AuthConfig struct {
 }
 
 // String shows the user name only.
-func (a AuthConfig) String() string { return fmt.Sprintf("{Username:%s Password:<redacted>}", a.Username) }
+func (a AuthConfig) String() string {
+	return fmt.Sprintf("{Username:%s Password:<redacted>}", a.Username)
+}
 
 // GoString shows the user name only (%#v).
 func (a AuthConfig) GoString() string { return a.String() }
