@@ -91,3 +91,6 @@ func newContainerd(ctx context.Context, sock string, o RuntimeOptions, log *slog
 	}
 	return rt, nil
 }
+
+// The worker finds the pull path by a type assertion: keep it checked.
+var _ ImagePuller = (*containerd.Runtime)(nil)

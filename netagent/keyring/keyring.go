@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/url"
 	"path"
@@ -13,25 +12,11 @@ import (
 	"strings"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/netagent/runtime"
 )
 
-// AuthConfig is one credential for a registry.
-type AuthConfig struct {
-	Username, Password string
-}
-
-// String shows the user name only.
-func (a AuthConfig) String() string {
-	return fmt.Sprintf("{Username:%s Password:<redacted>}", a.Username)
-}
-
-// GoString shows the user name only (%#v).
-func (a AuthConfig) GoString() string { return a.String() }
-
-// LogValue shows the user name only (log/slog).
-func (a AuthConfig) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("username", a.Username), slog.String("password", "<redacted>"))
-}
+// AuthConfig is one credential for a registry (runtime.AuthConfig).
+type AuthConfig = runtime.AuthConfig
 
 // dockerConfig is the "auths" map of a config.json, or a whole .dockercfg.
 type dockerConfig map[string]entry
