@@ -84,6 +84,7 @@ func newContainerd(ctx context.Context, sock string, o RuntimeOptions, log *slog
 		Namespace:    o.ContainerdNamespace,
 		LogRoot:      filepath.Join(o.DataDir, "runtime", "containerd", "logs"),
 		LoggerBinary: o.ContainerdLogger,
+		PlainHTTP:    containerd.PlainHTTPHosts(o.InsecureRegistries),
 		Logger:       log.With("component", "runtime"),
 	})
 	if err != nil {

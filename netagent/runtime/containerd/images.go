@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -58,6 +59,27 @@ func (r *Runtime) ImagePresent(ctx context.Context, ref string) (bool, error) {
 		return false, fmt.Errorf("runtime/containerd: image %s: %w", full, err)
 	}
 	return true, nil
+}
+
+// PlainHTTPHosts is a Config.PlainHTTP: loopback (localhost, 127.0.0.1,
+// ::1, any port) and each of hosts, an entry "host:port" matching that
+// port only and a bare "host" any port (the agent's --insecure-registry).
+func PlainHTTPHosts(hosts []string) func(string) (bool, error) {
+	return func(host string) (bool, error) {
+		if ok, _ := docker.MatchLocalhost(host); ok {
+			return true, nil
+		}
+		name := host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			name = h
+		}
+		for _, e := range hosts {
+			if e == host || e == name {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
 }
 
 // resolver reaches registries over HTTPS, and the hosts Config.PlainHTTP
