@@ -94,19 +94,24 @@ func (r *Runtime) resolver(ref string, auth *runtime.AuthConfig) ctrd.RemoteOpt 
 	}
 	hostOpts := []docker.RegistryOpt{docker.WithPlainHTTP(plain)}
 	if auth != nil {
-		host := registryHost(ref)
-		user, pass := auth.Username, auth.Password
 		hostOpts = append(hostOpts, docker.WithAuthorizer(docker.NewDockerAuthorizer(
-			docker.WithAuthCreds(func(h string) (string, string, error) {
-				if h == host {
-					return user, pass, nil
-				}
-				return "", "", nil
-			}))))
+			docker.WithAuthCreds(hostCreds(ref, *auth)))))
 	}
 	return ctrd.WithResolver(docker.NewResolver(docker.ResolverOptions{
 		Hosts: docker.ConfigureDefaultRegistries(hostOpts...),
 	}))
+}
+
+// hostCreds answers the authorizer's question "which credentials for
+// host?": auth for ref's registry host, none for any other.
+func hostCreds(ref string, auth runtime.AuthConfig) func(string) (string, string, error) {
+	host := registryHost(ref)
+	return func(h string) (string, string, error) {
+		if h == host {
+			return auth.Username, auth.Password, nil
+		}
+		return "", "", nil
+	}
 }
 
 // registryHost is the host the resolver reaches for ref (a normalized
