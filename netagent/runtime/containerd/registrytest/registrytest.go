@@ -113,7 +113,7 @@ auth:
 	defer logf.Close()
 	r.cmd = exec.Command(bin, "serve", cfgPath)
 	r.cmd.Stdout, r.cmd.Stderr = logf, logf
-	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := r.cmd.Start(); err != nil {
 		t.Fatalf("starting docker-registry: %v", err)
 	}
