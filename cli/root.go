@@ -183,6 +183,7 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.IntVar(&cfg.NodeCIDRMaskSize, "node-cidr-mask-size", cfg.NodeCIDRMaskSize, "prefix length of each node's pod range out of --cluster-cidr (default 24 for IPv4)")
 	f.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "pod runtime: auto, containerd or process")
 	f.StringVar(&cfg.ContainerdSocket, "containerd-socket", cfg.ContainerdSocket, containerdSocketUsage)
+	f.StringSliceVar(&cfg.InsecureRegistries, "insecure-registry", nil, insecureRegistryUsage)
 	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
 	f.StringVar(&cfg.IPVSScheduler, "ipvs-scheduler", cfg.IPVSScheduler, "IPVS scheduler with --proxy-mode ipvs: rr, wrr, lc, wlc, sh, dh, sed, nq, mh, ...")
 	f.StringVar(&cfg.PodRoutes, "pod-routes", cfg.PodRoutes, podRoutesUsage)
@@ -206,6 +207,9 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.BoolVar(&cfg.SecretsEncryption, "secrets-encryption", false, "store Secrets encrypted (AES-GCM) with the key in <data-dir>/cred/encryption-config.json, made if missing; Secrets stored in plaintext are encrypted at start")
 	return cmd
 }
+
+// insecureRegistryUsage documents --insecure-registry.
+const insecureRegistryUsage = "registry host[:port] the containerd runtime pulls from over plain HTTP (repeatable); loopback (localhost, 127.0.0.1, ::1) always is"
 
 // containerdSocketUsage documents --containerd-socket.
 const containerdSocketUsage = "containerd's socket (default /run/containerd/containerd.sock); with --runtime containerd and none answering, the agent starts containerd itself under <data-dir>/containerd"
@@ -242,6 +246,7 @@ adopts them.`,
 	f.StringVar(&cfg.DataDir, "data-dir", cfg.DataDir, "directory for the agent's credentials, pod files, CNI and runtime state")
 	f.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "pod runtime: auto, containerd or process")
 	f.StringVar(&cfg.ContainerdSocket, "containerd-socket", cfg.ContainerdSocket, containerdSocketUsage)
+	f.StringSliceVar(&cfg.InsecureRegistries, "insecure-registry", nil, insecureRegistryUsage)
 	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
 	f.StringVar(&cfg.IPVSScheduler, "ipvs-scheduler", cfg.IPVSScheduler, "IPVS scheduler with --proxy-mode ipvs: rr, wrr, lc, wlc, sh, dh, sed, nq, mh, ...")
 	f.StringVar(&cfg.ClusterDomain, "cluster-domain", cfg.ClusterDomain, "DNS domain of the cluster")

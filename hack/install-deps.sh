@@ -9,6 +9,9 @@ set -euo pipefail
 pkgs=(ca-certificates git make containernetworking-plugins iproute2 iptables nftables conntrack
   qemu-system-x86 busybox-static cpio kmod containerd runc curl bind9-dnsutils)
 missing=()
+# docker-registry (the CNCF distribution registry) + apache2-utils (htpasswd):
+# the pull-secret tests run a registry with htpasswd auth on 127.0.0.1.
+pkgs+=(docker-registry apache2-utils)
 # chromium: the dashboard's browser tests (web/); the font: their Chinese screenshots.
 pkgs+=(chromium fonts-wqy-microhei)
 for p in "${pkgs[@]}"; do

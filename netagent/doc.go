@@ -181,7 +181,10 @@
 //     answers and the binary is on PATH. With a runtime that has images
 //     (ImagePuller), each start is preceded by a pull per imagePullPolicy
 //     (Kubernetes' default when unset: Always for :latest or no tag), with
-//     the kubelet's events and waiting reasons.
+//     the kubelet's events and waiting reasons, and the credentials of the
+//     pod's imagePullSecrets (package keyring; read with the node's own
+//     credentials at each pull; each matching one tried in order, none:
+//     anonymous). The process runtime has no images and ignores them.
 //   - The service proxy is a hook (Deps.Proxy): it gets the agent's shared
 //     informers (its Service and EndpointSlice ones in ProxyParams) and
 //     the node's netns.

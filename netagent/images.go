@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/distribution/reference"
+
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/netagent/keyring"
 	"github.com/skiff-dev/skiff/netagent/runtime"
 )
 
@@ -18,11 +22,13 @@ const (
 )
 
 // ImagePuller is what the agent needs of a runtime that has images
-// (runtime/containerd does; the process runtime has none). The worker
-// pulls a container's image per its imagePullPolicy before Start.
+// (runtime/containerd does; the process runtime has none, and so ignores
+// imagePullSecrets). The worker pulls a container's image per its
+// imagePullPolicy before Start, with the credentials of the pod's
+// imagePullSecrets (auth nil: anonymous).
 type ImagePuller interface {
 	ImagePresent(ctx context.Context, image string) (bool, error)
-	PullImage(ctx context.Context, image string, progress func(runtime.PullProgress)) (runtime.ImageInfo, error)
+	PullImage(ctx context.Context, image string, auth *runtime.AuthConfig, progress func(runtime.PullProgress)) (runtime.ImageInfo, error)
 }
 
 // pullPolicy is the container's imagePullPolicy; when it sets none, the
@@ -64,7 +70,7 @@ func (w *podWorker) ensureImage(ctx context.Context, pod *api.Pod, c *ctr) error
 	}
 	w.m.event(pod, api.EventTypeNormal, "Pulling", "Pulling image %q", image)
 	t0 := time.Now()
-	info, err := p.PullImage(ctx, image, func(pp runtime.PullProgress) {
+	info, err := w.pullWithSecrets(ctx, p, pod, image, func(pp runtime.PullProgress) {
 		w.log.Debug("pulling", "image", image, "mediaType", pp.MediaType, "digest", pp.Digest, "size", pp.Size)
 		if isLayer(pp.MediaType) && pp.Fetched == 0 {
 			w.m.event(pod, api.EventTypeNormal, "Pulling", "Pulling image %q: layer %s (%d bytes)", image, shortDigest(pp.Digest), pp.Size)
@@ -79,6 +85,63 @@ func (w *podWorker) ensureImage(ctx context.Context, pod *api.Pod, c *ctr) error
 	d := time.Since(t0).Round(time.Millisecond)
 	w.m.event(pod, api.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v. Image size: %d bytes.", image, d, info.Size)
 	return nil
+}
+
+// pullWithSecrets pulls image as the kubelet does: the keyring of the
+// pod's imagePullSecrets (a Secret that cannot be read is left out, with a
+// FailedToRetrieveImagePullSecret event) gives the credentials for the
+// image's repository; none is an anonymous pull, else each is tried in
+// order until one pulls, and the error is all of theirs.
+func (w *podWorker) pullWithSecrets(ctx context.Context, p ImagePuller, pod *api.Pod, image string, progress func(runtime.PullProgress)) (runtime.ImageInfo, error) {
+	var secrets []*api.Secret
+	var failed []string
+	for _, ref := range pod.Spec.ImagePullSecrets {
+		if ref.Name == "" {
+			continue
+		}
+		s, err := w.m.objects.secret(ctx, pod.Namespace, ref.Name)
+		if err != nil {
+			w.log.Warn("unable to retrieve pull secret, the image pull may not succeed", "secret", ref.Name, "err", err)
+			failed = append(failed, ref.Name)
+			continue
+		}
+		secrets = append(secrets, s)
+	}
+	if len(failed) > 0 {
+		w.m.event(pod, api.EventTypeWarning, "FailedToRetrieveImagePullSecret",
+			"Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(failed, ", "))
+	}
+	kr, err := keyring.FromSecrets(secrets)
+	if err != nil {
+		return runtime.ImageInfo{}, err
+	}
+	creds, ok := kr.Lookup(repository(image))
+	if !ok {
+		return p.PullImage(ctx, image, nil, progress)
+	}
+	var errs []string
+	for i := range creds {
+		info, err := p.PullImage(ctx, image, &creds[i], progress)
+		if err == nil {
+			return info, nil
+		}
+		errs = append(errs, err.Error())
+	}
+	if len(errs) == 1 {
+		return runtime.ImageInfo{}, errors.New(errs[0])
+	}
+	return runtime.ImageInfo{}, fmt.Errorf("[%s]", strings.Join(errs, ", "))
+}
+
+// repository is the image's repository, fully qualified and without tag
+// or digest ("busybox:1" is docker.io/library/busybox), what the keyring
+// matches; an image that does not parse is matched as written.
+func repository(image string) string {
+	n, err := reference.ParseDockerRef(image)
+	if err != nil {
+		return image
+	}
+	return reference.TrimNamed(n).String()
 }
 
 // pullBackOff is the waiting reason while a failed pull waits for its

@@ -35,7 +35,7 @@ func (r *pullingRuntime) ImagePresent(_ context.Context, image string) (bool, er
 	return r.present[image], nil
 }
 
-func (r *pullingRuntime) PullImage(_ context.Context, image string, progress func(containerd.PullProgress)) (containerd.ImageInfo, error) {
+func (r *pullingRuntime) PullImage(_ context.Context, image string, _ *runtime.AuthConfig, progress func(containerd.PullProgress)) (containerd.ImageInfo, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.pulls = append(r.pulls, image)

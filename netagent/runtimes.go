@@ -42,7 +42,11 @@ type RuntimeOptions struct {
 	// binary of each container (`skiff containerd-log`, see
 	// runtime/containerd.Config.LoggerBinary); default: os.Executable().
 	ContainerdLogger string
-	Logger           *slog.Logger
+	// InsecureRegistries are registry hosts ("host:port", or "host" for
+	// any port) pulled from over plain HTTP, besides loopback, which
+	// always is (--insecure-registry).
+	InsecureRegistries []string
+	Logger             *slog.Logger
 }
 
 // ManagedContainerdDir is where the agent runs its own containerd: config,

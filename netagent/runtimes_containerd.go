@@ -84,6 +84,7 @@ func newContainerd(ctx context.Context, sock string, o RuntimeOptions, log *slog
 		Namespace:    o.ContainerdNamespace,
 		LogRoot:      filepath.Join(o.DataDir, "runtime", "containerd", "logs"),
 		LoggerBinary: o.ContainerdLogger,
+		PlainHTTP:    containerd.PlainHTTPHosts(o.InsecureRegistries),
 		Logger:       log.With("component", "runtime"),
 	})
 	if err != nil {
@@ -91,3 +92,6 @@ func newContainerd(ctx context.Context, sock string, o RuntimeOptions, log *slog
 	}
 	return rt, nil
 }
+
+// The worker finds the pull path by a type assertion: keep it checked.
+var _ ImagePuller = (*containerd.Runtime)(nil)

@@ -36,7 +36,7 @@ func (s *Server) startAgent(ctx context.Context) error {
 		return nil
 	}
 	log := s.log.With("component", "agent")
-	rt, rtName, err := netagent.SelectRuntime(ctx, s.cfg.Runtime, netagent.RuntimeOptions{DataDir: s.cfg.DataDir, ContainerdSocket: s.cfg.ContainerdSocket, ContainerdLogger: s.cfg.ContainerdLogger, Logger: log})
+	rt, rtName, err := netagent.SelectRuntime(ctx, s.cfg.Runtime, netagent.RuntimeOptions{DataDir: s.cfg.DataDir, ContainerdSocket: s.cfg.ContainerdSocket, ContainerdLogger: s.cfg.ContainerdLogger, InsecureRegistries: s.cfg.InsecureRegistries, Logger: log})
 	if err != nil {
 		return fmt.Errorf("server: built-in agent: %w", err)
 	}

@@ -187,6 +187,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 		Hooks: map[string]apiserver.TxnHook{
 			"services": s.hook, "ipaddresses.networking.k8s.io": s.hook,
 			"nodes": nodeRestriction{}, "leases.coordination.k8s.io": nodeRestriction{},
+			"pods": saPullSecrets{sa: resourceTable(s.resource)["serviceaccounts"]},
 		},
 		Patcher:    patcher,
 		Registerer: reg,

@@ -141,7 +141,7 @@ func Pull(ctx context.Context, o cli.ImageOptions, refs []string, out io.Writer)
 	defer rt.Close()
 	for _, ref := range refs {
 		t0 := time.Now()
-		info, err := rt.PullImage(ctx, ref, func(p containerd.PullProgress) {
+		info, err := rt.PullImage(ctx, ref, nil, func(p containerd.PullProgress) {
 			if p.Fetched == 0 {
 				fmt.Fprintf(out, "%s: fetching %s %s (%s)\n", p.Ref, kind(p.MediaType), short(p.Digest), humanSize(p.Size))
 				return

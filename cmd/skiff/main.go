@@ -150,7 +150,7 @@ func runAgent(ctx context.Context, c config.Agent) error {
 			return fmt.Errorf("--server-ca: %w", err)
 		}
 	}
-	rt, rtName, err := netagent.SelectRuntime(ctx, c.Runtime, netagent.RuntimeOptions{DataDir: c.DataDir, ContainerdSocket: c.ContainerdSocket, Logger: log})
+	rt, rtName, err := netagent.SelectRuntime(ctx, c.Runtime, netagent.RuntimeOptions{DataDir: c.DataDir, ContainerdSocket: c.ContainerdSocket, InsecureRegistries: c.InsecureRegistries, Logger: log})
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -49,6 +50,10 @@ type Agent struct {
 	// ContainerdSocket (--containerd-socket) is the containerd to use;
 	// "" is /run/containerd/containerd.sock.
 	ContainerdSocket string
+	// InsecureRegistries (--insecure-registry) are the registry hosts
+	// ("host:port", or "host" for any port) pulled from over plain HTTP;
+	// loopback always is.
+	InsecureRegistries []string
 	// TerminationDelay (--pod-termination-delay) is how long a Ready pod
 	// being deleted keeps running before SIGTERM, so that every proxy
 	// drops its endpoint first; 0: none.
@@ -107,6 +112,9 @@ func (c Agent) Parse() (ParsedAgent, error) {
 	}
 	if c.DataDir == "" {
 		return p, fmt.Errorf("--data-dir must not be empty")
+	}
+	if err := checkRegistryHosts(c.InsecureRegistries); err != nil {
+		return p, err
 	}
 	if c.NodeAPIURL != "" {
 		if u, err := url.Parse(c.NodeAPIURL); err != nil || u.Scheme != "https" || u.Host == "" {
@@ -169,6 +177,17 @@ func checkListen(flag, addr string) error {
 	if host != "" && host != "localhost" {
 		if _, err := netip.ParseAddr(host); err != nil {
 			return fmt.Errorf("%s %q: host %q is not an IP address", flag, addr, host)
+		}
+	}
+	return nil
+}
+
+// checkRegistryHosts refuses an --insecure-registry that is not a bare
+// host or host:port (a scheme or a path).
+func checkRegistryHosts(hosts []string) error {
+	for _, h := range hosts {
+		if h == "" || strings.ContainsAny(h, "/ ") {
+			return fmt.Errorf("--insecure-registry %q: want host or host:port, without scheme or path", h)
 		}
 	}
 	return nil

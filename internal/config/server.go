@@ -31,6 +31,9 @@ type Server struct {
 	NodeIP           []string // --node-ip
 	Runtime          string   // --runtime (node agent issue)
 	ContainerdSocket string   // --containerd-socket; "" = /run/containerd/containerd.sock
+	// InsecureRegistries (--insecure-registry): the built-in agent's
+	// plain-HTTP registry hosts besides loopback (see Agent).
+	InsecureRegistries []string
 	// ContainerdLogger is the skiff binary the containerd shim runs as its
 	// logging binary (`skiff containerd-log`); no flag: "" is this binary
 	// (os.Executable()). Tests that run the server in a test binary set a
@@ -174,6 +177,9 @@ func (c Server) Parse() (Parsed, error) {
 	}
 	if p.ServiceCIDR.Overlaps(p.ClusterCIDR) {
 		return p, fmt.Errorf("--service-cidr %s overlaps --cluster-cidr %s", p.ServiceCIDR, p.ClusterCIDR)
+	}
+	if err := checkRegistryHosts(c.InsecureRegistries); err != nil {
+		return p, err
 	}
 	lo, hi, ok := strings.Cut(c.NodePortRange, "-")
 	if !ok {

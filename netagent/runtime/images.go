@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 )
@@ -39,4 +41,24 @@ func DefaultPullPolicy(image string) string {
 		return "Always"
 	}
 	return "IfNotPresent"
+}
+
+// AuthConfig is one credential for a registry, for a pull: what the agent
+// found in the pod's image pull secrets (package keyring). It prints
+// (String, GoString, LogValue) without its password.
+type AuthConfig struct {
+	Username, Password string
+}
+
+// String shows the user name only.
+func (a AuthConfig) String() string {
+	return fmt.Sprintf("{Username:%s Password:<redacted>}", a.Username)
+}
+
+// GoString shows the user name only (%#v).
+func (a AuthConfig) GoString() string { return a.String() }
+
+// LogValue shows the user name only (log/slog).
+func (a AuthConfig) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("username", a.Username), slog.String("password", "<redacted>"))
 }

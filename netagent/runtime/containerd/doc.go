@@ -60,8 +60,12 @@
 // # Images
 //
 // PullImage fetches and unpacks through the docker resolver, over HTTPS
-// except for the hosts Config.PlainHTTP names (default: loopback), and
-// reports each blob it dispatches and the bytes of those in flight. ImportImages reads OCI layouts and
+// except for the hosts Config.PlainHTTP names (default: loopback;
+// PlainHTTPHosts adds --insecure-registry's), and reports each blob it
+// dispatches and the bytes of those in flight. A credential given to it
+// answers the registry's challenge (Basic or Bearer) for the image's own
+// registry host only; one pull, one credential (the agent tries a pod's
+// in turn). ImportImages reads OCI layouts and
 // docker-save archives (see package ociarchive for writing them).
 //
 // # Invariants

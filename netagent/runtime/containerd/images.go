@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -60,28 +61,80 @@ func (r *Runtime) ImagePresent(ctx context.Context, ref string) (bool, error) {
 	return true, nil
 }
 
+// PlainHTTPHosts is a Config.PlainHTTP: loopback (localhost, 127.0.0.1,
+// ::1, any port) and each of hosts, an entry "host:port" matching that
+// port only and a bare "host" any port (the agent's --insecure-registry).
+func PlainHTTPHosts(hosts []string) func(string) (bool, error) {
+	return func(host string) (bool, error) {
+		if ok, _ := docker.MatchLocalhost(host); ok {
+			return true, nil
+		}
+		name := host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			name = h
+		}
+		for _, e := range hosts {
+			if e == host || e == name {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+}
+
 // resolver reaches registries over HTTPS, and the hosts Config.PlainHTTP
-// names (default: loopback) over plain HTTP.
-func (r *Runtime) resolver() ctrd.RemoteOpt {
+// names (default: loopback) over plain HTTP. With auth, it answers the
+// registry's challenge (Basic, or a Bearer token fetched with the
+// credentials) for ref's own registry host only, never for a host it is
+// redirected to.
+func (r *Runtime) resolver(ref string, auth *runtime.AuthConfig) ctrd.RemoteOpt {
 	plain := r.cfg.PlainHTTP
 	if plain == nil {
 		plain = docker.MatchLocalhost
 	}
+	hostOpts := []docker.RegistryOpt{docker.WithPlainHTTP(plain)}
+	if auth != nil {
+		hostOpts = append(hostOpts, docker.WithAuthorizer(docker.NewDockerAuthorizer(
+			docker.WithAuthCreds(hostCreds(ref, *auth)))))
+	}
 	return ctrd.WithResolver(docker.NewResolver(docker.ResolverOptions{
-		Hosts: docker.ConfigureDefaultRegistries(docker.WithPlainHTTP(plain)),
+		Hosts: docker.ConfigureDefaultRegistries(hostOpts...),
 	}))
+}
+
+// hostCreds answers the authorizer's question "which credentials for
+// host?": auth for ref's registry host, none for any other.
+func hostCreds(ref string, auth runtime.AuthConfig) func(string) (string, string, error) {
+	host := registryHost(ref)
+	return func(h string) (string, string, error) {
+		if h == host {
+			return auth.Username, auth.Password, nil
+		}
+		return "", "", nil
+	}
+}
+
+// registryHost is the host the resolver reaches for ref (a normalized
+// reference): its domain, Docker Hub's being registry-1.docker.io.
+func registryHost(ref string) string {
+	host, _, _ := strings.Cut(ref, "/")
+	if host == "docker.io" {
+		return "registry-1.docker.io"
+	}
+	return host
 }
 
 // PullImage fetches ref (for this machine's platform) and unpacks it into
 // the snapshotter, calling progress (when not nil) for each blob it is
-// about to fetch. It returns the image's size.
-func (r *Runtime) PullImage(ctx context.Context, ref string, progress func(PullProgress)) (ImageInfo, error) {
+// about to fetch. It returns the image's size. auth, when not nil, is the
+// credential for ref's registry (see resolver); nil pulls anonymously.
+func (r *Runtime) PullImage(ctx context.Context, ref string, auth *runtime.AuthConfig, progress func(PullProgress)) (ImageInfo, error) {
 	ctx = r.ctx(ctx)
 	full, err := NormalizeRef(ref)
 	if err != nil {
 		return ImageInfo{}, err
 	}
-	opts := []ctrd.RemoteOpt{ctrd.WithPullUnpack, r.resolver()}
+	opts := []ctrd.RemoteOpt{ctrd.WithPullUnpack, r.resolver(full, auth)}
 	if r.cfg.Snapshotter != "" {
 		opts = append(opts, ctrd.WithPullSnapshotter(r.cfg.Snapshotter))
 	}

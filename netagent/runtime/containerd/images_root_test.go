@@ -133,7 +133,7 @@ func TestPullProgressBytes(t *testing.T) {
 	t.Cleanup(func() { _ = rt.RemoveImage(ctx, ref) })
 	var mu sync.Mutex
 	var partial []PullProgress
-	if _, err := rt.PullImage(ctx, ref, func(p PullProgress) {
+	if _, err := rt.PullImage(ctx, ref, nil, func(p PullProgress) {
 		if p.Fetched > 0 {
 			mu.Lock()
 			partial = append(partial, p)
@@ -167,7 +167,7 @@ func TestPullFromLoopbackRegistry(t *testing.T) {
 		t.Fatalf("ImagePresent before the pull: %v %v", ok, err)
 	}
 	var steps []PullProgress
-	info, err := rt.PullImage(ctx, ref, func(p PullProgress) { steps = append(steps, p) })
+	info, err := rt.PullImage(ctx, ref, nil, func(p PullProgress) { steps = append(steps, p) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestPullFromLoopbackRegistry(t *testing.T) {
 	if fin := waitState(t, rt, st.ID, runtime.StateExited); fin.ExitCode != 5 {
 		t.Fatalf("the pulled image ran with exit code %d, want 5", fin.ExitCode)
 	}
-	if _, err := rt.PullImage(ctx, addr+"/workload:absent", nil); err == nil {
+	if _, err := rt.PullImage(ctx, addr+"/workload:absent", nil, nil); err == nil {
 		t.Fatal("pulling an absent tag succeeded")
 	}
 }
