@@ -197,6 +197,9 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 		Authorizer:    authz,
 		Actions: map[string]*apiserver.Action{
 			"serviceaccounts/token": s.auth.sa.action(), // satoken.go
+			// reviews.go
+			"selfsubjectreviews.authentication.k8s.io":      selfSubjectReview(),
+			"selfsubjectaccessreviews.authorization.k8s.io": selfSubjectAccessReview(authz),
 		},
 		Paths: issuerPaths,
 		Hooks: map[string]apiserver.TxnHook{
