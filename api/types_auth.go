@@ -108,3 +108,40 @@ type SubjectAccessReviewStatus struct {
 	Reason          string `json:"reason,omitempty"`
 	EvaluationError string `json:"evaluationError,omitempty"`
 }
+
+// SelfSubjectRulesReview asks what the caller may do in a namespace
+// (kubectl auth can-i --list).
+type SelfSubjectRulesReview struct {
+	TypeMeta   `json:",inline"`
+	ObjectMeta `json:"metadata,omitempty"`
+	Spec       SelfSubjectRulesReviewSpec `json:"spec"`
+	Status     SubjectRulesReviewStatus   `json:"status,omitempty"`
+}
+
+// SelfSubjectRulesReviewSpec names the namespace.
+type SelfSubjectRulesReviewSpec struct {
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// SubjectRulesReviewStatus lists the rules; Incomplete says that some of
+// what the caller may do is decided per object and not listed.
+type SubjectRulesReviewStatus struct {
+	ResourceRules    []ResourceRule    `json:"resourceRules"`
+	NonResourceRules []NonResourceRule `json:"nonResourceRules"`
+	Incomplete       bool              `json:"incomplete"`
+	EvaluationError  string            `json:"evaluationError,omitempty"`
+}
+
+// ResourceRule is one RBAC-shaped rule on resources.
+type ResourceRule struct {
+	Verbs         []string `json:"verbs"`
+	APIGroups     []string `json:"apiGroups,omitempty"`
+	Resources     []string `json:"resources,omitempty"`
+	ResourceNames []string `json:"resourceNames,omitempty"`
+}
+
+// NonResourceRule is one RBAC-shaped rule on paths.
+type NonResourceRule struct {
+	Verbs           []string `json:"verbs"`
+	NonResourceURLs []string `json:"nonResourceURLs,omitempty"`
+}

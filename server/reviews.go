@@ -14,12 +14,16 @@ package server
 //     authorizer that cannot answer (the node graph not synced yet) is
 //     status.evaluationError, not allowed.
 //
-// Every authenticated user but the join token may create both (upstream's
+//   - POST /apis/authorization.k8s.io/v1/selfsubjectrulesreviews lists
+//     the caller's rules (selfSubjectRulesReview).
+//
+// Every authenticated user but the join token may create them (upstream's
 // system:basic-user); the join token is allowed nothing (nodejoin.go).
 
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/api/field"
@@ -90,4 +94,106 @@ func selfSubjectAccessReview(z apiserver.Authorizer) *apiserver.Action {
 			}
 			return &r, nil
 		}}
+}
+
+// selfSubjectRulesReview lists, in RBAC's shape, what the authorizer
+// (auth.go) lets the caller do in spec.namespace: everything for admins;
+// reads of every served resource and subresource but Secrets for the
+// dashboard token, and for a ServiceAccount in its own namespace (main
+// resources and status only); a node's static rules, with incomplete set
+// because its pods and the objects they reference are decided per object
+// (the node graph); the self reviews and the public paths for everyone
+// but the join token.
+func selfSubjectRulesReview(resources []*api.ResourceInfo) *apiserver.Action {
+	return &apiserver.Action{Group: "authorization.k8s.io", Version: "v1", Kind: "SelfSubjectRulesReview",
+		Serve: func(ctx context.Context, req apiserver.ActionRequest) (any, error) {
+			var r api.SelfSubjectRulesReview
+			if err := decodeStrict(req.Body, &r); err != nil {
+				return nil, err
+			}
+			r.APIVersion, r.Kind = "authorization.k8s.io/v1", "SelfSubjectRulesReview"
+			u, _ := apiserver.UserFrom(ctx)
+			r.Status = rulesOf(u, r.Spec.Namespace, resources)
+			return &r, nil
+		}}
+}
+
+var (
+	discoveryURLs = []string{"/api", "/api/*", "/apis", "/apis/*", "/openapi", "/openapi/*"}
+	publicURLs    = []string{"/healthz", "/livez", "/readyz", "/version", "/version/"}
+	readRule      = []string{"get", "list", "watch"}
+)
+
+func rulesOf(u apiserver.User, ns string, resources []*api.ResourceInfo) api.SubjectRulesReviewStatus {
+	st := api.SubjectRulesReviewStatus{ResourceRules: []api.ResourceRule{}, NonResourceRules: []api.NonResourceRule{}}
+	if slices.Equal(u.Groups, []string{groupBootstr}) {
+		return st
+	}
+	if slices.Contains(u.Groups, groupMasters) {
+		st.ResourceRules = append(st.ResourceRules, api.ResourceRule{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}})
+		st.NonResourceRules = append(st.NonResourceRules, api.NonResourceRule{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}})
+		return st
+	}
+	st.ResourceRules = append(st.ResourceRules,
+		api.ResourceRule{Verbs: []string{"create"}, APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"selfsubjectaccessreviews", "selfsubjectrulesreviews"}},
+		api.ResourceRule{Verbs: []string{"create"}, APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"selfsubjectreviews"}})
+	st.NonResourceRules = append(st.NonResourceRules, api.NonResourceRule{Verbs: []string{"get"}, NonResourceURLs: publicURLs})
+	// reads lists the served resources (and subresources, when subs) of
+	// each group but core Secrets; namespaced only when namespacedOnly.
+	reads := func(subs func(string) bool, namespacedOnly bool) {
+		byGroup := map[string][]string{}
+		var groups []string
+		for _, info := range resources {
+			if (info.Group == "" && info.Resource == "secrets") || (namespacedOnly && !info.Namespaced) {
+				continue
+			}
+			if _, ok := byGroup[info.Group]; !ok {
+				groups = append(groups, info.Group)
+			}
+			byGroup[info.Group] = append(byGroup[info.Group], info.Resource)
+			for _, s := range info.Subresources {
+				if subs(s) {
+					byGroup[info.Group] = append(byGroup[info.Group], info.Resource+"/"+s)
+				}
+			}
+		}
+		for _, g := range groups {
+			st.ResourceRules = append(st.ResourceRules, api.ResourceRule{Verbs: readRule, APIGroups: []string{g}, Resources: byGroup[g]})
+		}
+	}
+	for _, g := range u.Groups {
+		switch g {
+		case groupReadOnly:
+			reads(func(string) bool { return true }, false)
+			st.NonResourceRules = append(st.NonResourceRules, api.NonResourceRule{Verbs: []string{"get"}, NonResourceURLs: discoveryURLs})
+		case groupServiceAccounts:
+			if own, _, ok := serviceAccountOf(u); ok && own == ns {
+				reads(func(s string) bool { return s == "status" }, true)
+			}
+			st.NonResourceRules = append(st.NonResourceRules, api.NonResourceRule{Verbs: []string{"get"},
+				NonResourceURLs: append(slices.Clone(discoveryURLs), pathOIDCConfig, pathJWKS)})
+		case groupNodes:
+			node := nodeNameOf(u)
+			if node == "" {
+				continue
+			}
+			st.Incomplete = true // pods and what they reference: per object
+			st.ResourceRules = append(st.ResourceRules,
+				api.ResourceRule{Verbs: readRule, APIGroups: []string{""}, Resources: []string{"services", "nodes", "namespaces"}},
+				api.ResourceRule{Verbs: readRule, APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}},
+				api.ResourceRule{Verbs: readRule, APIGroups: []string{"networking.k8s.io"}, Resources: []string{"servicecidrs"}},
+				api.ResourceRule{Verbs: []string{"list", "watch"}, APIGroups: []string{""}, Resources: []string{"pods"}},
+				api.ResourceRule{Verbs: []string{"create"}, APIGroups: []string{""}, Resources: []string{"nodes"}},
+				api.ResourceRule{Verbs: []string{"get", "update", "patch"}, APIGroups: []string{""}, Resources: []string{"nodes", "nodes/status"}, ResourceNames: []string{node}},
+				api.ResourceRule{Verbs: []string{"create", "update", "patch"}, APIGroups: []string{""}, Resources: []string{"events"}},
+			)
+			if ns == nodeLeaseNamespace {
+				st.ResourceRules = append(st.ResourceRules,
+					api.ResourceRule{Verbs: []string{"create"}, APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}},
+					api.ResourceRule{Verbs: []string{"get", "update", "patch"}, APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{node}})
+			}
+			st.NonResourceRules = append(st.NonResourceRules, api.NonResourceRule{Verbs: []string{"get"}, NonResourceURLs: discoveryURLs})
+		}
+	}
+	return st
 }

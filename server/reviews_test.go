@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,6 +152,66 @@ func TestWhoAmI(t *testing.T) {
 	} {
 		if r := raw(t, hc, http.MethodGet, ts.URL()+path, sa, nil); r.code != 200 || !strings.Contains(string(r.body), want) {
 			t.Errorf("%s: %d, want %s in %s", path, r.code, want, r.body)
+		}
+	}
+}
+
+// TestCanIListIsSound: every rule a SelfSubjectRulesReview lists (but
+// wildcards and named ones) is one a SelfSubjectAccessReview, and so the
+// request, allows; Secrets are never listed but for admins.
+func TestCanIListIsSound(t *testing.T) {
+	ts := servertest.Start(t, servertest.Options{})
+	saSetup(t, ts, "tok")
+	sa, _ := mustToken(t, ts, ts.Bundle().AdminToken, "tok", "app", `{"spec":{}}`)
+	hc := httpClient(t, ts.Bundle().CACertPEM)
+	for who, tok := range map[string]string{
+		"admin": ts.Bundle().AdminToken, "dashboard": ts.Bundle().DashboardToken,
+		"node": joinNode(t, ts, "node-1", testPassword), "serviceaccount": sa,
+	} {
+		r := raw(t, hc, http.MethodPost, ts.URL()+"/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", tok,
+			[]byte(`{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectRulesReview","spec":{"namespace":"tok"}}`))
+		var rev api.SelfSubjectRulesReview
+		if r.code != http.StatusCreated || json.Unmarshal(r.body, &rev) != nil {
+			t.Fatalf("%s: rules review %d %s", who, r.code, r.body)
+		}
+		checked := 0
+		for _, rule := range rev.Status.ResourceRules {
+			if len(rule.ResourceNames) > 0 || slices.Contains(rule.Verbs, "*") {
+				continue
+			}
+			for _, g := range rule.APIGroups {
+				for _, res := range rule.Resources {
+					resource, sub, _ := strings.Cut(res, "/")
+					if resource == "secrets" && g == "" {
+						t.Errorf("%s: rules list secrets", who)
+					}
+					for _, v := range rule.Verbs {
+						spec := fmt.Sprintf(`{"resourceAttributes":{"verb":%q,"group":%q,"resource":%q,"subresource":%q,"namespace":"tok"}}`, v, g, resource, sub)
+						if !canI(t, ts, tok, spec).Allowed {
+							t.Errorf("%s: rules list %s %s/%s, can-i says no", who, v, g, res)
+						}
+						checked++
+					}
+				}
+			}
+		}
+		for _, rule := range rev.Status.NonResourceRules {
+			for _, p := range rule.NonResourceURLs {
+				if p == "*" {
+					continue
+				}
+				p = strings.TrimSuffix(p, "*") + map[bool]string{true: "v1", false: ""}[strings.HasSuffix(p, "*")]
+				if !canI(t, ts, tok, fmt.Sprintf(`{"nonResourceAttributes":{"verb":"get","path":%q}}`, p)).Allowed {
+					t.Errorf("%s: rules list path %s, can-i says no", who, p)
+				}
+				checked++
+			}
+		}
+		if who != "admin" && checked == 0 {
+			t.Errorf("%s: no rule checked", who)
+		}
+		if who == "node" && !rev.Status.Incomplete {
+			t.Errorf("node rules not marked incomplete")
 		}
 	}
 }

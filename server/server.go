@@ -200,6 +200,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 			// reviews.go
 			"selfsubjectreviews.authentication.k8s.io":      selfSubjectReview(),
 			"selfsubjectaccessreviews.authorization.k8s.io": selfSubjectAccessReview(authz),
+			"selfsubjectrulesreviews.authorization.k8s.io":  selfSubjectRulesReview(s.resource),
 		},
 		Paths: issuerPaths,
 		Hooks: map[string]apiserver.TxnHook{

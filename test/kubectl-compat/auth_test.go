@@ -158,6 +158,21 @@ func canIAndRequests(t *testing.T, ns, tok string) {
 			t.Errorf("can-i %v: %v, want %v", tc.args, got, tc.want)
 		}
 	}
+	// can-i --list: the ServiceAccount's rules in its namespace.
+	out := kubectl(t, "auth", "can-i", "--list", "-n", ns, "--token", tok)
+	var sawCM bool
+	for _, l := range lines(out) {
+		f := fields(l)
+		if len(f) > 0 && (f[0] == "secrets" || strings.HasPrefix(f[0], "secrets.")) {
+			t.Errorf("can-i --list lists secrets:\n%s", out)
+		}
+		if len(f) > 0 && f[0] == "configmaps" && strings.Contains(l, "[get list watch]") {
+			sawCM = true
+		}
+	}
+	if !sawCM {
+		t.Errorf("can-i --list has no configmaps [get list watch]:\n%s", out)
+	}
 	// What can-i said, the requests get.
 	if _, errOut, err := kubectlErr(t, "-n", ns, "get", "secrets", "--token", tok); err == nil || !strings.Contains(errOut, "forbidden") {
 		t.Errorf("get secrets as the ServiceAccount: %v %s", err, errOut)
