@@ -1450,6 +1450,7 @@ var messages = []message{
 		{num: 1, json: "audiences", kind: kindString, repeated: true},
 		{num: 3, json: "boundObjectRef", kind: kindMessage, msg: 225, pointer: true},
 		{num: 4, json: "expirationSeconds", kind: kindInt64, pointer: true},
+		{num: 5, json: "attestations", kind: kindMap, mapVal: kindStringList},
 	}},
 	225: {name: "api/authentication/v1.BoundObjectReference", fields: []field{
 		{num: 1, json: "kind", kind: kindString},
@@ -1472,6 +1473,7 @@ var messages = []message{
 		{num: 1, json: "username", kind: kindString},
 		{num: 2, json: "uid", kind: kindString},
 		{num: 3, json: "groups", kind: kindString, repeated: true},
+		{num: 4, json: "extra", kind: kindMap, mapVal: kindStringList},
 	}},
 	230: {name: "api/authorization/v1.SelfSubjectAccessReview", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},

@@ -192,11 +192,13 @@ func (g *gen) collect(t reflect.Type, out *[]field) error {
 		}
 		switch {
 		case ft.Kind() == reflect.Map && ft.Elem().Kind() == reflect.Slice && ft.Elem().Elem().Kind() == reflect.String:
-			// A map of string lists (UserInfo.extra, TokenRequest
-			// attestations: map<string, ExtraValue> on the wire) is left
-			// out: no client sends one, and one sent is refused when
-			// strict as an unknown field.
-			continue
+			// A map of named string lists (UserInfo.extra, TokenRequest
+			// attestations): map<string, ExtraValue> on the wire, where
+			// ExtraValue is {1: repeated string items}.
+			if ft.Key().Kind() != reflect.String || ft.Elem().Name() == "" {
+				return fmt.Errorf("%v.%s: map of %v", t, sf.Name, ft.Elem())
+			}
+			f.kind, f.mapVal = "kindMap", "kindStringList"
 		case ft.Kind() == reflect.Map:
 			if ft.Key().Kind() != reflect.String {
 				return fmt.Errorf("%v.%s: map key %v", t, sf.Name, ft.Key())
