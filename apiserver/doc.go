@@ -29,6 +29,15 @@
 //	status (get/update/patch), scale (get/update/patch), binding (create),
 //	log (get), finalize (update, namespaces)
 //
+// Config.Actions add create-only REST (actions.go, as Kubernetes' create-only
+// storage: TokenRequest, the self reviews): a subresource of a served
+// resource ("serviceaccounts/token") or a cluster-scoped resource of its
+// own in its group-version ("selfsubjectaccessreviews.authorization.k8s.io"),
+// listed in discovery with the verb create, authorized as a create, its
+// body decoded as a write's is (kind and apiVersion, when set, must be the
+// Action's: 400), answered 201 with what Serve returns; nothing is stored.
+// Config.Paths add non-resource GET paths (the issuer discovery documents).
+//
 // A write decodes the body strictly (sigs.k8s.io/json; unknown or duplicate
 // fields are 400 naming their path unless fieldValidation says otherwise;
 // JSON, YAML, or Kubernetes protobuf, which package protobuf turns into the

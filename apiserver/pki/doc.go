@@ -17,6 +17,8 @@
 //	    ca.key              0600  CA key (PKCS #8 PEM)
 //	    server.crt          0644  serving certificate (ECDSA P-256, 1 year)
 //	    server.key          0600  serving key
+//	    service-account.key 0600  signs ServiceAccount tokens (ServiceAccountKey;
+//	                              made on first use, never renewed; delete to rotate)
 //	  tokens/               0700
 //	    admin               0600  full-access bearer token
 //	    node                0600  node-join token

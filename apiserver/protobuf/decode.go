@@ -41,6 +41,7 @@ const (
 	kindIntOrString // util/intstr IntOrString: {1: type, 2: intVal, 3: strVal}
 	kindQuantity    // api/resource Quantity: {1: string}
 	kindRawJSON     // FieldsV1, RawExtension: {1: raw JSON}
+	kindStringList  // a named []string map value (ExtraValue): {1: repeated string} → ["a","b"]
 )
 
 // field is one field of a message table.
@@ -517,6 +518,26 @@ func (d *decoder) value(k kind, msg int, wt int, v uint64, b []byte, depth int) 
 		var buf bytes.Buffer
 		writeString(&buf, s)
 		return buf.Bytes(), false, nil
+	case kindStringList:
+		var buf bytes.Buffer
+		buf.WriteByte('[')
+		n := 0
+		err := d.eachSmall(b, "string list", func(num int32, wt int, _ uint64, b []byte) bool {
+			if num != 1 || wt != wireBytes {
+				return false
+			}
+			if n > 0 {
+				buf.WriteByte(',')
+			}
+			writeString(&buf, string(b))
+			n++
+			return true
+		})
+		if err != nil {
+			return nil, false, err
+		}
+		buf.WriteByte(']')
+		return buf.Bytes(), n == 0, nil
 	case kindRawJSON:
 		var raw []byte
 		err := d.eachSmall(b, "raw", func(num int32, wt int, _ uint64, b []byte) bool {

@@ -17,7 +17,8 @@
 // (Time drops nanoseconds, as Kubernetes does), Duration to a Go duration
 // string, IntOrString ({type, intVal, strVal}) to a number or string,
 // Quantity ({string}) to its string, FieldsV1 and RawExtension ({raw}) to
-// their raw JSON.
+// their raw JSON, and a map's named string lists (UserInfo's ExtraValue:
+// {items}) to JSON arrays of strings.
 //
 // # Invariants
 //

@@ -22,6 +22,10 @@ var roots = []root{
 	{apiVersion: "v1", kind: "ServiceAccount", msg: 216},
 	{apiVersion: "v1", kind: "Endpoints", msg: 217},
 	{apiVersion: "", kind: "DeleteOptions", msg: 221},
+	{apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", msg: 223},
+	{apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview", msg: 227},
+	{apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", msg: 230},
+	{apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectRulesReview", msg: 238},
 }
 
 // messages are the message types, fields sorted by number.
@@ -1436,5 +1440,106 @@ var messages = []message{
 	222: {name: "apimachinery/pkg/apis/meta/v1.Preconditions", fields: []field{
 		{num: 1, json: "uid", kind: kindString, pointer: true},
 		{num: 2, json: "resourceVersion", kind: kindString, pointer: true},
+	}},
+	223: {name: "api/authentication/v1.TokenRequest", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "spec", kind: kindMessage, msg: 224},
+		{num: 3, json: "status", kind: kindMessage, msg: 226},
+	}},
+	224: {name: "api/authentication/v1.TokenRequestSpec", fields: []field{
+		{num: 1, json: "audiences", kind: kindString, repeated: true},
+		{num: 3, json: "boundObjectRef", kind: kindMessage, msg: 225, pointer: true},
+		{num: 4, json: "expirationSeconds", kind: kindInt64, pointer: true},
+		{num: 5, json: "attestations", kind: kindMap, mapVal: kindStringList},
+	}},
+	225: {name: "api/authentication/v1.BoundObjectReference", fields: []field{
+		{num: 1, json: "kind", kind: kindString},
+		{num: 2, json: "apiVersion", kind: kindString},
+		{num: 3, json: "name", kind: kindString},
+		{num: 4, json: "uid", kind: kindString},
+	}},
+	226: {name: "api/authentication/v1.TokenRequestStatus", fields: []field{
+		{num: 1, json: "token", kind: kindString},
+		{num: 2, json: "expirationTimestamp", kind: kindTime},
+	}},
+	227: {name: "api/authentication/v1.SelfSubjectReview", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "status", kind: kindMessage, msg: 228},
+	}},
+	228: {name: "api/authentication/v1.SelfSubjectReviewStatus", fields: []field{
+		{num: 1, json: "userInfo", kind: kindMessage, msg: 229},
+	}},
+	229: {name: "api/authentication/v1.UserInfo", fields: []field{
+		{num: 1, json: "username", kind: kindString},
+		{num: 2, json: "uid", kind: kindString},
+		{num: 3, json: "groups", kind: kindString, repeated: true},
+		{num: 4, json: "extra", kind: kindMap, mapVal: kindStringList},
+	}},
+	230: {name: "api/authorization/v1.SelfSubjectAccessReview", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "spec", kind: kindMessage, msg: 231},
+		{num: 3, json: "status", kind: kindMessage, msg: 237},
+	}},
+	231: {name: "api/authorization/v1.SelfSubjectAccessReviewSpec", fields: []field{
+		{num: 1, json: "resourceAttributes", kind: kindMessage, msg: 232, pointer: true},
+		{num: 2, json: "nonResourceAttributes", kind: kindMessage, msg: 236, pointer: true},
+	}},
+	232: {name: "api/authorization/v1.ResourceAttributes", fields: []field{
+		{num: 1, json: "namespace", kind: kindString},
+		{num: 2, json: "verb", kind: kindString},
+		{num: 3, json: "group", kind: kindString},
+		{num: 4, json: "version", kind: kindString},
+		{num: 5, json: "resource", kind: kindString},
+		{num: 6, json: "subresource", kind: kindString},
+		{num: 7, json: "name", kind: kindString},
+		{num: 8, json: "fieldSelector", kind: kindMessage, msg: 233, pointer: true},
+		{num: 9, json: "labelSelector", kind: kindMessage, msg: 235, pointer: true},
+	}},
+	233: {name: "api/authorization/v1.FieldSelectorAttributes", fields: []field{
+		{num: 1, json: "rawSelector", kind: kindString},
+		{num: 2, json: "requirements", kind: kindMessage, msg: 234, repeated: true},
+	}},
+	234: {name: "apimachinery/pkg/apis/meta/v1.FieldSelectorRequirement", fields: []field{
+		{num: 1, json: "key", kind: kindString},
+		{num: 2, json: "operator", kind: kindString},
+		{num: 3, json: "values", kind: kindString, repeated: true},
+	}},
+	235: {name: "api/authorization/v1.LabelSelectorAttributes", fields: []field{
+		{num: 1, json: "rawSelector", kind: kindString},
+		{num: 2, json: "requirements", kind: kindMessage, msg: 66, repeated: true},
+	}},
+	236: {name: "api/authorization/v1.NonResourceAttributes", fields: []field{
+		{num: 1, json: "path", kind: kindString},
+		{num: 2, json: "verb", kind: kindString},
+	}},
+	237: {name: "api/authorization/v1.SubjectAccessReviewStatus", fields: []field{
+		{num: 1, json: "allowed", kind: kindBool},
+		{num: 2, json: "reason", kind: kindString},
+		{num: 3, json: "evaluationError", kind: kindString},
+		{num: 4, json: "denied", kind: kindBool},
+	}},
+	238: {name: "api/authorization/v1.SelfSubjectRulesReview", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "spec", kind: kindMessage, msg: 239},
+		{num: 3, json: "status", kind: kindMessage, msg: 240},
+	}},
+	239: {name: "api/authorization/v1.SelfSubjectRulesReviewSpec", fields: []field{
+		{num: 1, json: "namespace", kind: kindString},
+	}},
+	240: {name: "api/authorization/v1.SubjectRulesReviewStatus", fields: []field{
+		{num: 1, json: "resourceRules", kind: kindMessage, msg: 241, repeated: true},
+		{num: 2, json: "nonResourceRules", kind: kindMessage, msg: 242, repeated: true},
+		{num: 3, json: "incomplete", kind: kindBool},
+		{num: 4, json: "evaluationError", kind: kindString},
+	}},
+	241: {name: "api/authorization/v1.ResourceRule", fields: []field{
+		{num: 1, json: "verbs", kind: kindString, repeated: true},
+		{num: 2, json: "apiGroups", kind: kindString, repeated: true},
+		{num: 3, json: "resources", kind: kindString, repeated: true},
+		{num: 4, json: "resourceNames", kind: kindString, repeated: true},
+	}},
+	242: {name: "api/authorization/v1.NonResourceRule", fields: []field{
+		{num: 1, json: "verbs", kind: kindString, repeated: true},
+		{num: 2, json: "nonResourceURLs", kind: kindString, repeated: true},
 	}},
 }

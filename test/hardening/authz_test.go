@@ -99,6 +99,8 @@ func TestAuthzNonResourcePaths(t *testing.T) {
 	node := authzJoin(t, ts, "node-paths", "")
 	discovery := []string{"/api", "/api/v1", "/apis", "/apis/apps", "/apis/apps/v1", "/openapi/v2", "/openapi/v3"}
 	public := []string{"/healthz", "/livez", "/readyz", "/version"}
+	issuer := []string{"/.well-known/openid-configuration", "/openid/v1/jwks"}
+	sa := authzSAToken(t, ts, hc)
 	type want struct {
 		token string
 		paths []string
@@ -114,8 +116,12 @@ func TestAuthzNonResourcePaths(t *testing.T) {
 			{node, append(discovery, public...), http.StatusOK},
 		},
 		"dashboard token": {
-			{b.DashboardToken, []string{"/metrics"}, http.StatusForbidden},
+			{b.DashboardToken, append([]string{"/metrics"}, issuer...), http.StatusForbidden},
 			{b.DashboardToken, discovery, http.StatusOK},
+		},
+		"ServiceAccount token": {
+			{sa, []string{"/metrics", "/no-such-path"}, http.StatusForbidden},
+			{sa, append(append(discovery, public...), issuer...), http.StatusOK},
 		},
 		"admin token": {
 			{b.AdminToken, append([]string{"/metrics"}, discovery...), http.StatusOK},
@@ -140,6 +146,27 @@ func TestAuthzNonResourcePaths(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// authzSAToken is a token of the default namespace's default
+// ServiceAccount (the serviceaccount controller makes it).
+func authzSAToken(t *testing.T, ts *servertest.Server, hc *http.Client) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, body := authzDo(t, hc, http.MethodPost, ts.URL()+"/api/v1/namespaces/default/serviceaccounts/default/token", ts.Bundle().AdminToken, []byte(`{"spec":{}}`))
+		if code == http.StatusCreated {
+			var tr api.TokenRequest
+			if err := json.Unmarshal(body, &tr); err != nil || tr.Status.Token == "" {
+				t.Fatalf("token request: %v %s", err, body)
+			}
+			return tr.Status.Token
+		}
+		if code != http.StatusNotFound || time.Now().After(deadline) {
+			t.Fatalf("token request: %d %s", code, body)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 

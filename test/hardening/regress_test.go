@@ -253,8 +253,27 @@ func regressBadInput() []regressCase {
 		{"method/POST healthz", P, "/healthz", ctJSON, []byte(`{}`), 405},
 		{"method/TRACE", "TRACE", regressSvcs, "", nil, 405},
 		{"method/made-up verb", "FROBNICATE", regressWeb, "", nil, 405},
+		// TokenRequest and the self reviews (create-only, nothing stored).
+		{"token/expirationSeconds too small", P, regressSATok, ctJSON, []byte(`{"spec":{"expirationSeconds":599}}`), 422},
+		{"token/expirationSeconds over 2^32", P, regressSATok, ctJSON, []byte(`{"spec":{"expirationSeconds":4294967297}}`), 422},
+		{"token/expirationSeconds a string", P, regressSATok, ctJSON, []byte(`{"spec":{"expirationSeconds":"1h"}}`), 400},
+		{"token/unknown field", P, regressSATok, ctJSON, []byte(`{"spec":{"bogus":1}}`), 400},
+		{"token/another kind", P, regressSATok, ctJSON, []byte(`{"kind":"Pod"}`), 400},
+		{"token/bound to a ConfigMap", P, regressSATok, ctJSON, []byte(`{"spec":{"boundObjectRef":{"kind":"ConfigMap","apiVersion":"v1","name":"x"}}}`), 400},
+		{"token/bound object without a name", P, regressSATok, ctJSON, []byte(`{"spec":{"boundObjectRef":{"kind":"Pod"}}}`), 422},
+		{"token/bound pod missing", P, regressSATok, ctJSON, []byte(`{"spec":{"boundObjectRef":{"kind":"Pod","apiVersion":"v1","name":"nopod"}}}`), 404},
+		{"token/ServiceAccount missing", P, "/api/v1/namespaces/default/serviceaccounts/nosa/token", ctJSON, []byte(`{"spec":{}}`), 404},
+		{"token/GET", G, regressSATok, "", nil, 405},
+		{"review/no attributes", P, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", ctJSON, []byte(`{"spec":{}}`), 422},
+		{"review/both attributes", P, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", ctJSON, []byte(`{"spec":{"resourceAttributes":{"verb":"get"},"nonResourceAttributes":{"verb":"get","path":"/"}}}`), 422},
+		{"review/bad field selector", P, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", ctJSON, []byte(`{"spec":{"resourceAttributes":{"verb":"list","resource":"pods","fieldSelector":{"rawSelector":"a!b"}}}}`), 422},
+		{"review/whoami not JSON", P, "/apis/authentication.k8s.io/v1/selfsubjectreviews", ctJSON, []byte(`{`), 400},
 	}
 }
+
+// regressSATok is the token subresource of the default ServiceAccount
+// (made by the serviceaccount controller).
+const regressSATok = "/api/v1/namespaces/default/serviceaccounts/default/token"
 
 // TestRegressBadInput sends the probe's bad requests to a real server:
 // each gets its 4xx (not a 5xx, not a hang) with a Status naming a reason

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -54,6 +56,10 @@ var Roots = []Root{
 	{"v1", "ServiceAccount", corev1.ServiceAccount{}},
 	{"v1", "Endpoints", corev1.Endpoints{}},
 	{"", "DeleteOptions", metav1.DeleteOptions{}},
+	{"authentication.k8s.io/v1", "TokenRequest", authenticationv1.TokenRequest{}},
+	{"authentication.k8s.io/v1", "SelfSubjectReview", authenticationv1.SelfSubjectReview{}},
+	{"authorization.k8s.io/v1", "SelfSubjectAccessReview", authorizationv1.SelfSubjectAccessReview{}},
+	{"authorization.k8s.io/v1", "SelfSubjectRulesReview", authorizationv1.SelfSubjectRulesReview{}},
 }
 
 // special are the types whose protobuf and JSON shapes differ from their
@@ -185,6 +191,14 @@ func (g *gen) collect(t reflect.Type, out *[]field) error {
 			ft = ft.Elem()
 		}
 		switch {
+		case ft.Kind() == reflect.Map && ft.Elem().Kind() == reflect.Slice && ft.Elem().Elem().Kind() == reflect.String:
+			// A map of named string lists (UserInfo.extra, TokenRequest
+			// attestations): map<string, ExtraValue> on the wire, where
+			// ExtraValue is {1: repeated string items}.
+			if ft.Key().Kind() != reflect.String || ft.Elem().Name() == "" {
+				return fmt.Errorf("%v.%s: map of %v", t, sf.Name, ft.Elem())
+			}
+			f.kind, f.mapVal = "kindMap", "kindStringList"
 		case ft.Kind() == reflect.Map:
 			if ft.Key().Kind() != reflect.String {
 				return fmt.Errorf("%v.%s: map key %v", t, sf.Name, ft.Key())
