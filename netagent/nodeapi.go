@@ -262,6 +262,7 @@ func selfSignedCert(node string, ips []netip.Addr) (tls.Certificate, string, err
 //	GET /healthz
 //	GET /containerLogs/{namespace}/{pod}[/{container}]?follow=&previous=&tailLines=&limitBytes=
 //	GET /trace?namespace=&pod=&url=
+//	GET|POST /portforward/{namespace}/{pod} (an upgrade; portforward.go)
 func (a *Agent) nodeAPIHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -301,6 +302,9 @@ func (a *Agent) nodeAPIHandler() http.Handler {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(tr)
+	})
+	mux.HandleFunc("/portforward/{namespace}/{pod}", func(w http.ResponseWriter, r *http.Request) {
+		a.ServePortForward(w, r, r.PathValue("namespace"), r.PathValue("pod"))
 	})
 	return mux
 }
