@@ -122,4 +122,3 @@ func forwardOnce(cl *portforward.Client, port uint16, msg string) (string, error
 	}
 	return string(buf[:n]), rerr
 }
-
