@@ -9,7 +9,7 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/netagent/netns"
-	"github.com/skiff-dev/skiff/netagent/portforward"
+	"github.com/skiff-dev/skiff/client/portforward"
 )
 
 // Port-forward (the kubelet's /portforward/{namespace}/{pod}): the node
