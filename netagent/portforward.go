@@ -8,8 +8,8 @@ import (
 	"strconv"
 
 	"github.com/skiff-dev/skiff/api"
-	"github.com/skiff-dev/skiff/netagent/netns"
 	"github.com/skiff-dev/skiff/client/portforward"
+	"github.com/skiff-dev/skiff/netagent/netns"
 )
 
 // Port-forward (the kubelet's /portforward/{namespace}/{pod}): the node

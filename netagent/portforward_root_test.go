@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/skiff-dev/skiff/client/portforward"
 	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
-	"github.com/skiff-dev/skiff/client/portforward"
 )
 
 // TestDialInNetNS dials a port that listens on 127.0.0.1 only inside a
