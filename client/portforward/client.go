@@ -56,8 +56,8 @@ const streamTimeout = 30 * time.Second
 
 // Forward copies local to and from the pod's port over a new stream
 // pair until either side is done (client-go's handleConnection), and
-// returns the error the server sent on the error stream, if any. It
-// closes local.
+// returns the error the server sent on the error stream, if any (its
+// message as is: "error forwarding port N to pod ..."). It closes local.
 func (c *Client) Forward(local net.Conn, port uint16) error {
 	defer local.Close()
 	id := strconv.FormatInt(c.next.Add(1)-1, 10)
@@ -78,7 +78,7 @@ func (c *Client) Forward(local net.Conn, port uint16) error {
 		case err != nil && !errors.Is(err, io.EOF):
 			errc <- fmt.Errorf("error reading from error stream for port %d: %w", port, err)
 		case len(msg) > 0:
-			errc <- fmt.Errorf("an error occurred forwarding %d: %s", port, msg)
+			errc <- errors.New(string(msg))
 		default:
 			errc <- nil
 		}

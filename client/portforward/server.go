@@ -159,19 +159,19 @@ func upgradeSPDY(w http.ResponseWriter, r *http.Request) (net.Conn, error) {
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return nil, err
 	}
-	hj, ok := w.(http.Hijacker)
-	if !ok {
-		err := errors.New("unable to upgrade: unable to hijack response")
+	// ResponseController follows Unwrap through middleware wrappers.
+	c, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		err = fmt.Errorf("unable to upgrade: unable to hijack response: %w", err)
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return nil, err
 	}
-	w.Header().Set(HeaderProtocolVersion, ProtocolV1)
-	w.Header().Set("Connection", "Upgrade")
-	w.Header().Set("Upgrade", HeaderSpdy31)
-	w.WriteHeader(http.StatusSwitchingProtocols)
-	c, brw, err := hj.Hijack()
-	if err != nil {
-		return nil, fmt.Errorf("unable to upgrade: hijack: %w", err)
+	// The 101 is written by hand: after Hijack the ResponseWriter is gone.
+	resp := "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + HeaderSpdy31 +
+		"\r\n" + HeaderProtocolVersion + ": " + ProtocolV1 + "\r\n\r\n"
+	if _, err := brw.WriteString(resp); err != nil {
+		c.Close()
+		return nil, err
 	}
 	if err := brw.Flush(); err != nil {
 		c.Close()

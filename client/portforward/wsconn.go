@@ -84,3 +84,8 @@ func (c *wsConn) SetDeadline(t time.Time) error {
 }
 func (c *wsConn) SetReadDeadline(t time.Time) error  { return c.ws.SetReadDeadline(t) }
 func (c *wsConn) SetWriteDeadline(t time.Time) error { return c.ws.SetWriteDeadline(t) }
+
+// WebSocketConn is the byte stream of a WebSocket whose binary messages
+// tunnel SPDY (subprotocol ProtocolTunnel), for a client that dialled it
+// itself: NewClient(WebSocketConn(ws)).
+func WebSocketConn(ws *websocket.Conn) net.Conn { return newWSConn(ws) }

@@ -17,7 +17,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -38,8 +40,10 @@ type Options struct {
 }
 
 // Main dispatches os.Args: `runtime-init ...` (the process runtime's
-// helper), `netexec ...`, and `ignore-term ...` (netexec that ignores
-// SIGTERM, so only SIGKILL ends it); anything else runs the tests.
+// helper), `netexec ...`, `ignore-term ...` (netexec that ignores
+// SIGTERM, so only SIGKILL ends it) and `tcp-echo ADDR...` (a TCP echo on
+// each address, e.g. 127.0.0.1:9000 for a loopback-only app); anything
+// else runs the tests.
 func Main(m *testing.M, o Options) {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
@@ -52,6 +56,8 @@ func Main(m *testing.M, o Options) {
 		case "ignore-term":
 			signal.Ignore(syscall.SIGTERM)
 			os.Exit(runNetexec(os.Args[2:], false, o))
+		case "tcp-echo":
+			os.Exit(runTCPEcho(os.Args[2:]))
 		}
 	}
 	os.Exit(m.Run())
@@ -86,5 +92,34 @@ func runNetexec(args []string, onTerm bool, o Options) int {
 		fmt.Fprintln(os.Stderr, "netexec:", err)
 		return 1
 	}
+	return 0
+}
+
+// runTCPEcho echoes every connection on each address until SIGTERM, with
+// 256 KiB buffers (a throughput workload for port-forward).
+func runTCPEcho(addrs []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	for _, a := range addrs {
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tcp-echo:", err)
+			return 1
+		}
+		context.AfterFunc(ctx, func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					_, _ = io.CopyBuffer(struct{ io.Writer }{c}, struct{ io.Reader }{c}, make([]byte, 256<<10))
+				}()
+			}
+		}()
+	}
+	<-ctx.Done()
 	return 0
 }
