@@ -45,6 +45,14 @@ type Options struct {
 // each address, e.g. 127.0.0.1:9000 for a loopback-only app); anything
 // else runs the tests.
 func Main(m *testing.M, o Options) {
+	Dispatch(o)
+	os.Exit(m.Run())
+}
+
+// Dispatch is Main's first half, for a TestMain of its own: it runs the
+// helper or program os.Args names and exits, or returns when the binary
+// was started as a test run.
+func Dispatch(o Options) {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case process.InitCommand:
@@ -60,7 +68,6 @@ func Main(m *testing.M, o Options) {
 			os.Exit(runTCPEcho(os.Args[2:]))
 		}
 	}
-	os.Exit(m.Run())
 }
 
 func runNetexec(args []string, onTerm bool, o Options) int {
