@@ -11,7 +11,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -26,7 +28,10 @@ import (
 	"github.com/skiff-dev/skiff/client/portforward"
 	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/kubectl"
+	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
+	"github.com/skiff-dev/skiff/netagent/runtime/containerd"
+	"github.com/skiff-dev/skiff/netagent/runtime/containerd/ociarchive"
 	"github.com/skiff-dev/skiff/server/servertest"
 )
 
@@ -37,7 +42,9 @@ var resDeployments = api.Lookup(resources, "apps/v1", "deployments")
 // ("http") and a TCP echo on 127.0.0.1:9000 only; Service pf-svc
 // (80 -> "http", 9009 -> 9000) and Deployment pf-deploy of the same pod.
 type pfCluster struct {
-	ts *servertest.Server
+	ts         *servertest.Server // nil on containerd (startServer)
+	url, token string
+	ca         []byte
 }
 
 func pfPodSpec() api.PodSpec {
@@ -121,7 +128,7 @@ func startPFCluster(t testing.TB, deploy bool) *pfCluster {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	return &pfCluster{ts: ts}
+	return &pfCluster{ts: ts, url: ts.URL(), token: ts.Bundle().AdminToken, ca: ts.Bundle().CACertPEM}
 }
 
 // dial upgrades pods/NAME/portforward on the server: plain SPDY, or SPDY
@@ -129,10 +136,10 @@ func startPFCluster(t testing.TB, deploy bool) *pfCluster {
 func (c *pfCluster) dial(t testing.TB, pod string, overWebSocket bool) *portforward.Client {
 	t.Helper()
 	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(c.ts.Bundle().CACertPEM)
+	pool.AppendCertsFromPEM(c.ca)
 	tlsCfg := &tls.Config{RootCAs: pool, NextProtos: []string{"http/1.1"}}
-	u := c.ts.URL() + "/api/v1/namespaces/default/pods/" + pod + "/portforward"
-	auth := http.Header{"Authorization": {"Bearer " + c.ts.Bundle().AdminToken}}
+	u := c.url + "/api/v1/namespaces/default/pods/" + pod + "/portforward"
+	auth := http.Header{"Authorization": {"Bearer " + c.token}}
 	if overWebSocket {
 		d := websocket.Dialer{TLSClientConfig: tlsCfg, Subprotocols: []string{portforward.ProtocolTunnel}}
 		ws, resp, err := d.Dial("wss"+strings.TrimPrefix(u, "https"), auth)
@@ -145,7 +152,7 @@ func (c *pfCluster) dial(t testing.TB, pod string, overWebSocket bool) *portforw
 		}
 		return cl
 	}
-	host := strings.TrimPrefix(c.ts.URL(), "https://")
+	host := strings.TrimPrefix(c.url, "https://")
 	conn, err := tls.Dial("tcp", host, tlsCfg)
 	if err != nil {
 		t.Fatal(err)
@@ -323,37 +330,7 @@ func TestPortForwardEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("leaks", func(t *testing.T) {
-		n := 100
-		if testing.Short() {
-			n = 20
-		}
-		// Settle, then the baseline.
-		time.Sleep(500 * time.Millisecond)
-		base, baseFDs := runtime.NumGoroutine(), socketCount(t)
-		for i := range n {
-			cl := c.dial(t, "pf", i%2 == 1)
-			switch i % 4 {
-			case 0, 1: // refused
-				_ = echoThrough(cl, 7777, 1)
-			case 2, 3: // the client vanishes mid-stream
-				a, b := net.Pipe()
-				go func() { _ = cl.Forward(b, 9000) }()
-				_, _ = a.Write(make([]byte, 64<<10))
-				cl.Close()
-				a.Close()
-			}
-			cl.Close()
-		}
-		deadline := time.Now().Add(30 * time.Second)
-		for (runtime.NumGoroutine() > base+5 || socketCount(t) > baseFDs) && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Millisecond)
-		}
-		if g, s := runtime.NumGoroutine(), socketCount(t); g > base+5 || s > baseFDs {
-			buf := make([]byte, 2<<20)
-			t.Fatalf("after %d bad cases: goroutines %d (baseline %d), sockets %d (baseline %d)\n%s", n, g, base, s, baseFDs, buf[:runtime.Stack(buf, true)])
-		}
-	})
+	t.Run("leaks", func(t *testing.T) { badCases(t, c, 100) })
 }
 
 // BenchmarkPortForwardThroughput echoes 64 MiB per iteration through the
@@ -419,4 +396,124 @@ func (l *lockedBuf) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestPortForwardContainerd: the same wire path to a pod on containerd
+// through a remote agent's node API (pinned HTTPS, the upgrade spliced by
+// the server): the loopback-only echo of the pod's second container over
+// both protocols, a refused port, and 100 bad cases back to baseline.
+func TestPortForwardContainerd(t *testing.T) {
+	requireNode(t)
+	workload, skiff := requireContainerd(t)
+	ctx := context.Background()
+	s := startServer(t)
+	admin, err := s.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dataDir, err := os.MkdirTemp("", "skpf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dataDir) })
+	rt, name, err := netagent.SelectRuntime(ctx, "containerd", netagent.RuntimeOptions{DataDir: dataDir, ContainerdSocket: filepath.Join(dataDir, "none.sock"), ContainerdLogger: skiff, Logger: testLog(t)})
+	if err != nil || name != "containerd" {
+		t.Fatalf("SelectRuntime: %q %v", name, err)
+	}
+	crt := rt.(*containerd.Runtime)
+	t.Cleanup(func() {
+		cs, _ := crt.List(ctx)
+		for _, c := range cs {
+			t.Errorf("container %s of pod %s left at the end", c.Name, c.PodUID)
+			_ = crt.Remove(ctx, c.ID)
+		}
+		crt.Close()
+	})
+	var arch bytes.Buffer
+	if _, err := ociarchive.WriteOCI(&arch, workloadImage("skiff.local/netexec:test", workload)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := crt.ImportImages(ctx, &arch); err != nil {
+		t.Fatal(err)
+	}
+	ns := netnstest.NewNode(t)
+	cfg := netagent.Config{
+		Server: s.URL(), CAPEM: s.Bundle().CACertPEM, Token: s.Bundle().NodeToken,
+		NodeName: "node-pf", NodeIPs: []netip.Addr{netip.MustParseAddr("192.0.2.10")},
+		DataDir: dataDir, Runtime: name, DNSUpstreams: []string{}, NodeAPIListen: "127.0.0.1:0",
+		RelistPeriod: 200 * time.Millisecond, Logger: testLog(t),
+	}
+	startAgent(t, nil, cfg, netagent.Deps{Runtime: rt, NodeNetNS: ns.Do})
+	img := "skiff.local/netexec:test"
+	pod := &api.Pod{ObjectMeta: api.ObjectMeta{Name: "pf", Namespace: "default"}, Spec: api.PodSpec{Containers: []api.Container{
+		{Name: "web", Image: img, ImagePullPolicy: api.PullIfNotPresent, Args: []string{"netexec", "--http-port=8080", "--udp-port=-1"},
+			Ports: []api.ContainerPort{{Name: "http", ContainerPort: 8080}}},
+		{Name: "echo", Image: img, ImagePullPolicy: api.PullIfNotPresent, Args: []string{"tcp-echo", "127.0.0.1:9000"}},
+	}}}
+	if err := admin.Create(ctx, resPods, "default", pod); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, admin, "pf", 60*time.Second, "Running", func(p *api.Pod) bool { return p.Status.Phase == api.PodRunning })
+	c := &pfCluster{url: s.URL(), token: s.Bundle().AdminToken, ca: s.Bundle().CACertPEM}
+	eventually(t, 20*time.Second, "the echo listens", func() (bool, error) {
+		cl := c.dial(t, "pf", false)
+		defer cl.Close()
+		err := echoThrough(cl, 9000, 16)
+		return err == nil, err
+	})
+	for _, ws := range []bool{false, true} {
+		cl := c.dial(t, "pf", ws)
+		if err := echoThrough(cl, 9000, 4<<20); err != nil {
+			t.Fatalf("websocket=%v: echo on the loopback-only port: %v", ws, err)
+		}
+		err := echoThrough(cl, 7777, 10)
+		if err == nil || !strings.Contains(err.Error(), "error forwarding port 7777 to pod default/pf, uid ") || !strings.Contains(err.Error(), "connection refused") {
+			t.Fatalf("websocket=%v: port 7777: %v", ws, err)
+		}
+		cl.Close()
+	}
+	badCases(t, c, 100)
+	one := int64(1)
+	if err := admin.Delete(ctx, resPods, "default", "pf", client.DeleteOptions{GracePeriodSeconds: &one}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "pod deleted", func() (bool, error) {
+		var q api.Pod
+		err := admin.Get(ctx, resPods, "default", "pf", &q)
+		return client.IsNotFound(err), err
+	})
+}
+
+// badCases runs n refused ports and vanished clients (half over
+// WebSocket), then checks that goroutines and sockets (of this process:
+// the server, and the agent when it runs here) come back to baseline.
+func badCases(t *testing.T, c *pfCluster, n int) {
+	if testing.Short() {
+		n = 20
+	}
+	// Settle, then the baseline.
+	time.Sleep(500 * time.Millisecond)
+	base, baseFDs := runtime.NumGoroutine(), socketCount(t)
+	for i := range n {
+		cl := c.dial(t, "pf", i%2 == 1)
+		switch i % 4 {
+		case 0, 1: // refused
+			_ = echoThrough(cl, 7777, 1)
+		case 2, 3: // the client vanishes mid-stream
+			a, b := net.Pipe()
+			go func() { _ = cl.Forward(b, 9000) }()
+			_, _ = a.Write(make([]byte, 64<<10))
+			cl.Close()
+			a.Close()
+		}
+		cl.Close()
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for (runtime.NumGoroutine() > base+5 || socketCount(t) > baseFDs) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if g, s := runtime.NumGoroutine(), socketCount(t); g > base+5 || s > baseFDs {
+		buf := make([]byte, 2<<20)
+		t.Fatalf("after %d bad cases: goroutines %d (baseline %d), sockets %d (baseline %d)\n%s", n, g, base, s, baseFDs, buf[:runtime.Stack(buf, true)])
+	}
 }

@@ -65,7 +65,7 @@ func Dispatch(o Options) {
 			signal.Ignore(syscall.SIGTERM)
 			os.Exit(runNetexec(os.Args[2:], false, o))
 		case "tcp-echo":
-			os.Exit(runTCPEcho(os.Args[2:]))
+			os.Exit(TCPEcho(os.Args[2:]))
 		}
 	}
 }
@@ -102,9 +102,10 @@ func runNetexec(args []string, onTerm bool, o Options) int {
 	return 0
 }
 
-// runTCPEcho echoes every connection on each address until SIGTERM, with
-// 256 KiB buffers (a throughput workload for port-forward).
-func runTCPEcho(addrs []string) int {
+// TCPEcho echoes every connection on each address until SIGTERM, with
+// 256 KiB buffers (a throughput workload for port-forward); the
+// containerd tests' workload runs it too. It returns the exit status.
+func TCPEcho(addrs []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	for _, a := range addrs {
