@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -272,6 +273,7 @@ func firstActivePod(pods []api.Pod) *api.Pod {
 		}
 		return 2
 	}
+	pods = slices.Clone(pods)
 	sort.SliceStable(pods, func(i, j int) bool {
 		a, b := &pods[i], &pods[j]
 		if ra, rb := rank(a), rank(b); ra != rb {
@@ -305,6 +307,7 @@ func forwardPorts(specs []string, svc *api.Service, pod *api.Pod) ([]forwardPort
 					}
 				}
 				if !found {
+					//lint:ignore ST1005 kubectl's exact text
 					return nil, fmt.Errorf("Service '%s' does not have a named port '%s'", svc.Name, remote)
 				}
 				if local == remote {
@@ -321,12 +324,14 @@ func forwardPorts(specs []string, svc *api.Service, pod *api.Pod) ([]forwardPort
 				}
 			}
 			if sp == nil {
+				//lint:ignore ST1005 kubectl's exact text
 				return nil, fmt.Errorf("Service %s does not have a service port %d", svc.Name, n)
 			}
 			remoteNum = int32(n)
 			if svc.Spec.ClusterIP != "None" {
 				tp, ok := api.FindPort(pod, sp)
 				if !ok {
+					//lint:ignore ST1005 kubectl's exact text
 					return nil, fmt.Errorf("Pod '%s' does not have a named port '%s'", pod.Name, sp.TargetPort.StrVal)
 				}
 				remoteNum = tp
@@ -343,6 +348,7 @@ func forwardPorts(specs []string, svc *api.Service, pod *api.Pod) ([]forwardPort
 					}
 				}
 				if !found {
+					//lint:ignore ST1005 kubectl's exact text
 					return nil, fmt.Errorf("Pod '%s' does not have a named port '%s'", pod.Name, remote)
 				}
 				if local == remote {
