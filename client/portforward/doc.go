@@ -42,9 +42,15 @@
 // server terminates the WebSocket and speaks plain SPDY to the kubelet;
 // Serve accepts both, so a proxy may pass either through unchanged.
 //
-// Not implemented: the older pure-WebSocket `portforward.k8s.io` channel
-// protocol (ports in the query, channel bytes before each message), which
-// kubectl has never used.
+// The pure-WebSocket channel protocol (the kubelet's websocket.go; no
+// kubectl uses it, other clients may): a WebSocket upgrade with
+// subprotocol `v4.channel.k8s.io`, `v4.base64.channel.k8s.io` or none, the
+// ports in the query (`port=80&port=8080` or `port=80,8080`; none is 400).
+// Port i has data channel 2i and error channel 2i+1; the server's first
+// message on each is the port, 2 bytes little-endian; each message is the
+// channel byte then the payload (base64: a text message, the channel as
+// an ASCII digit, the payload in base64). The WebSocket carries one
+// connection per port and ends when they all have (channels.go).
 //
 // # Resources
 //

@@ -2,6 +2,8 @@ package portforward
 
 import (
 	"bufio"
+	"encoding/base64"
+	"encoding/binary"
 	"context"
 	"fmt"
 	"io"
@@ -264,4 +266,71 @@ func openFDs(t *testing.T) int {
 		}
 	}
 	return n
+}
+
+// TestChannelProtocol: the pure-WebSocket protocol, binary and base64:
+// the port frames, an echo on channel 0, the refused port's error on
+// channel 3.
+func TestChannelProtocol(t *testing.T) {
+	srv := server(t)
+	port := echo(t)
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	refused := uint16(ln.Addr().(*net.TCPAddr).Port)
+	ln.Close()
+	for _, proto := range []string{ProtocolChannelV4, ProtocolBase64ChannelV4} {
+		d := websocket.Dialer{Subprotocols: []string{proto}}
+		u := fmt.Sprintf("ws%s/portforward/default/p?port=%d&port=%d", strings.TrimPrefix(srv.URL, "http"), port, refused)
+		ws, _, err := d.Dial(u, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b64 := proto == ProtocolBase64ChannelV4
+		read := func() (byte, []byte) {
+			_ = ws.SetReadDeadline(time.Now().Add(10 * time.Second))
+			_, m, err := ws.ReadMessage()
+			if err != nil || len(m) == 0 {
+				t.Fatalf("%s: read: %v", proto, err)
+			}
+			if b64 {
+				d, err := base64.StdEncoding.DecodeString(string(m[1:]))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return m[0] - '0', d
+			}
+			return m[0], m[1:]
+		}
+		for ch := range byte(4) {
+			c, p := read()
+			want := port
+			if ch >= 2 {
+				want = refused
+			}
+			if c != ch || len(p) != 2 || binary.LittleEndian.Uint16(p) != want {
+				t.Fatalf("%s: port frame %d: channel %d %v", proto, ch, c, p)
+			}
+		}
+		msg := []byte{0, 'h', 'i'}
+		typ := websocket.BinaryMessage
+		if b64 {
+			msg, typ = append([]byte{'0'}, base64.StdEncoding.EncodeToString([]byte("hi"))...), websocket.TextMessage
+		}
+		if err := ws.WriteMessage(typ, msg); err != nil {
+			t.Fatal(err)
+		}
+		got := map[byte]string{}
+		for got[0] != "hi" || got[3] == "" {
+			c, p := read()
+			got[c] += string(p)
+		}
+		if got[0] != "hi" || !strings.Contains(got[3], fmt.Sprintf("error forwarding port %d to pod default/p", refused)) || !strings.Contains(got[3], "connection refused") {
+			t.Fatalf("%s: %q", proto, got)
+		}
+		ws.Close()
+	}
+	h := http.Header{}
+	d := websocket.Dialer{Subprotocols: []string{ProtocolChannelV4}}
+	if _, resp, err := d.Dial("ws"+strings.TrimPrefix(srv.URL, "http")+"/portforward/default/p", h); err == nil || resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("no port: %v %v", err, resp)
+	}
 }

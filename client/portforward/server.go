@@ -79,6 +79,9 @@ func Serve(w http.ResponseWriter, r *http.Request, dial DialFunc, o Options) err
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	var conn net.Conn
+	if websocket.IsWebSocketUpgrade(r) && !tunnelRequested(r) {
+		return serveChannels(w, r, dial, o)
+	}
 	if websocket.IsWebSocketUpgrade(r) {
 		c, err := upgradeWebSocket(w, r)
 		if err != nil {
@@ -112,6 +115,18 @@ func Serve(w http.ResponseWriter, r *http.Request, dial DialFunc, o Options) err
 	conn.Close()
 	return nil
 }
+
+// tunnelRequested: the client offers SPDY over WebSocket.
+func tunnelRequested(r *http.Request) bool {
+	for _, p := range websocket.Subprotocols(r) {
+		if p == ProtocolTunnel {
+			return true
+		}
+	}
+	return false
+}
+
+func deadlineSoon() time.Time { return time.Now().Add(time.Second) }
 
 func headerHas(h http.Header, name, token string) bool {
 	for _, v := range h.Values(name) {
