@@ -2,9 +2,9 @@ package portforward
 
 import (
 	"bufio"
+	"context"
 	"encoding/base64"
 	"encoding/binary"
-	"context"
 	"fmt"
 	"io"
 	"net"
