@@ -181,6 +181,9 @@ func upgradeSPDY(w http.ResponseWriter, r *http.Request) (net.Conn, error) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return nil, err
 	}
+	// No deadline of the HTTP server outlives the upgrade (the idle
+	// timeout of the SPDY connection bounds it instead).
+	_ = c.SetDeadline(time.Time{})
 	// The 101 is written by hand: after Hijack the ResponseWriter is gone.
 	resp := "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: " + HeaderSpdy31 +
 		"\r\n" + HeaderProtocolVersion + ": " + ProtocolV1 + "\r\n\r\n"
