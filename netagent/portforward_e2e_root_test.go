@@ -224,67 +224,11 @@ func TestPortForwardEndToEnd(t *testing.T) {
 	}
 
 	kc := c.ts.Kubeconfig()
-	run := func(t *testing.T, args ...string) (stop func() string, ports map[string]string) {
+	run := func(t *testing.T, args ...string) (func() string, map[string]string) {
 		t.Helper()
-		ctx, cancel := context.WithCancel(context.Background())
-		out, errOut := &lockedBuf{}, &lockedBuf{}
-		var cmd interface {
-			SetArgs([]string)
-			ExecuteContext(context.Context) error
-		}
-		for _, x := range kubectl.Commands(kubectl.Env{Out: out, ErrOut: errOut, In: strings.NewReader("")}) {
-			if x.Name() == "port-forward" {
-				cmd = x
-			}
-		}
-		cmd.SetArgs(append(args, "--kubeconfig", kc, "--address", "127.0.0.1"))
-		done := make(chan error, 1)
-		go func() { done <- cmd.ExecuteContext(ctx) }()
-		re := regexp.MustCompile(`Forwarding from 127\.0\.0\.1:(\d+) -> (\d+)`)
-		deadline := time.Now().Add(20 * time.Second)
-		ports = map[string]string{}
-		for len(ports) < len(args)-1 && time.Now().Before(deadline) {
-			for _, m := range re.FindAllStringSubmatch(out.String(), -1) {
-				ports[m[2]] = m[1]
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		if len(ports) < len(args)-1 {
-			cancel()
-			t.Fatalf("%v: no Forwarding lines: %q %q", args, out.String(), errOut.String())
-		}
-		return func() string {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("%v: %v", args, err)
-			}
-			return errOut.String()
-		}, ports
+		return portForwardCLI(t, kc, args...)
 	}
-	get := func(t *testing.T, port string) string {
-		t.Helper()
-		resp, err := http.Get("http://127.0.0.1:" + port + "/hostname")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
-	}
-	echoLocal := func(t *testing.T, port string) {
-		t.Helper()
-		conn, err := net.Dial("tcp", "127.0.0.1:"+port)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		_, _ = conn.Write([]byte("ping\n"))
-		_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-		line, err := bufio.NewReader(conn).ReadString('\n')
-		if err != nil || line != "ping\n" {
-			t.Fatalf("echo via port %s: %q %v", port, line, err)
-		}
-	}
+	get, echoLocal := hostnameVia, echoVia
 	t.Run("pod", func(t *testing.T) {
 		stop, ports := run(t, "pod/pf", ":8080", ":9000")
 		if got := get(t, ports["8080"]); got != "pf" {
@@ -366,6 +310,76 @@ func BenchmarkPortForwardThroughput(b *testing.B) {
 	}
 }
 
+// portForwardCLI runs `skiff port-forward ARGS` (in-process, on
+// 127.0.0.1) until stop, and returns the local port of each remote port
+// from its "Forwarding from" lines.
+func portForwardCLI(t *testing.T, kubeconfig string, args ...string) (stop func() string, ports map[string]string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out, errOut := &lockedBuf{}, &lockedBuf{}
+	var cmd interface {
+		SetArgs([]string)
+		ExecuteContext(context.Context) error
+	}
+	for _, x := range kubectl.Commands(kubectl.Env{Out: out, ErrOut: errOut, In: strings.NewReader("")}) {
+		if x.Name() == "port-forward" {
+			cmd = x
+		}
+	}
+	cmd.SetArgs(append(args, "--kubeconfig", kubeconfig, "--address", "127.0.0.1"))
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	re := regexp.MustCompile(`Forwarding from 127\.0\.0\.1:(\d+) -> (\d+)`)
+	deadline := time.Now().Add(20 * time.Second)
+	ports = map[string]string{}
+	for len(ports) < len(args)-1 && time.Now().Before(deadline) {
+		for _, m := range re.FindAllStringSubmatch(out.String(), -1) {
+			ports[m[2]] = m[1]
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(ports) < len(args)-1 {
+		cancel()
+		t.Fatalf("%v: no Forwarding lines: %q %q", args, out.String(), errOut.String())
+	}
+	return func() string {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
+		return errOut.String()
+	}, ports
+}
+
+// hostnameVia is netexec's /hostname through a local port.
+func hostnameVia(t *testing.T, port string) string {
+	t.Helper()
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Get("http://127.0.0.1:" + port + "/hostname")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
+
+// echoVia sends a line through a local port and expects it back.
+func echoVia(t *testing.T, port string) {
+	t.Helper()
+	conn, err := net.Dial("tcp", "127.0.0.1:"+port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, _ = conn.Write([]byte("ping\n"))
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil || line != "ping\n" {
+		t.Fatalf("echo via port %s: %q %v", port, line, err)
+	}
+}
+
 func socketCount(t testing.TB) int {
 	t.Helper()
 	es, err := os.ReadDir("/proc/self/fd")
@@ -406,7 +420,8 @@ func TestPortForwardContainerd(t *testing.T) {
 	requireNode(t)
 	workload, skiff := requireContainerd(t)
 	ctx := context.Background()
-	s := startServer(t)
+	ts := servertest.Start(t, servertest.Options{})
+	s := ts.Server()
 	admin, err := s.Client()
 	if err != nil {
 		t.Fatal(err)
@@ -447,6 +462,7 @@ func TestPortForwardContainerd(t *testing.T) {
 	img := "skiff.local/netexec:test"
 	pod := &api.Pod{ObjectMeta: api.ObjectMeta{Name: "pf", Namespace: "default"}, Spec: api.PodSpec{Containers: []api.Container{
 		{Name: "web", Image: img, ImagePullPolicy: api.PullIfNotPresent, Args: []string{"netexec", "--http-port=8080", "--udp-port=-1"},
+			Env:   []api.EnvVar{{Name: "POD_NAME", ValueFrom: &api.EnvVarSource{FieldRef: &api.ObjectFieldSelector{FieldPath: "metadata.name"}}}},
 			Ports: []api.ContainerPort{{Name: "http", ContainerPort: 8080}}},
 		{Name: "echo", Image: img, ImagePullPolicy: api.PullIfNotPresent, Args: []string{"tcp-echo", "127.0.0.1:9000"}},
 	}}}
@@ -472,6 +488,22 @@ func TestPortForwardContainerd(t *testing.T) {
 		}
 		cl.Close()
 	}
+	// skiff port-forward, two ports, through the remote node API.
+	stop, ports := portForwardCLI(t, ts.Kubeconfig(), "pod/pf", ":9000", ":http")
+	echoVia(t, ports["9000"])
+	eventually(t, 20*time.Second, "netexec answers", func() (bool, error) {
+		c := &http.Client{Timeout: 2 * time.Second}
+		resp, err := c.Get("http://127.0.0.1:" + ports["8080"] + "/healthz")
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, fmt.Errorf("%s", resp.Status)
+	})
+	if got := hostnameVia(t, ports["8080"]); got != "pf" {
+		t.Errorf("/hostname = %q", got)
+	}
+	stop()
 	badCases(t, c, 100)
 	one := int64(1)
 	if err := admin.Delete(ctx, resPods, "default", "pf", client.DeleteOptions{GracePeriodSeconds: &one}); err != nil {
