@@ -23,6 +23,7 @@ func Commands(env Env) []*cobra.Command {
 		newRunCommand,
 		newLogsCommand,
 		newTraceCommand,
+		newPortForwardCommand,
 		newLabelCommand,
 		newAnnotateCommand,
 		newEditCommand,

@@ -71,6 +71,7 @@ func (w *podWorker) ensureSandbox(ctx context.Context, pod *api.Pod) error {
 		return fmt.Errorf("hosts: %w", err)
 	}
 	w.net = &pn
+	w.setNetNSPath(pn.NetNSPath)
 	w.sandboxErr = ""
 	w.sandboxBO = 0
 	return nil

@@ -156,6 +156,12 @@
 //     reads the proxy rules back from the kernel through proxy.RuleTracer
 //     (the backend RunProxy hands over in ProxyParams.OnBackend) and lists
 //     conntrack in the node's netns; all on demand, nothing in a loop.
+//   - Port-forward (portforward.go, wire protocols in client/portforward):
+//     /portforward/{ns}/{pod} dials localhost:PORT inside the pod's netns
+//     (the path the worker publishes under its mutex while the pod has a
+//     network), the socket made on a locked thread after setns, as the
+//     CRI runtimes do; every goroutine and socket of a forward ends with
+//     its upgraded connection.
 //
 // # Metrics and proxy healthz
 //

@@ -104,6 +104,7 @@ func (w *podWorker) terminate(ctx context.Context, pod *api.Pod, gone bool) (tim
 		// The network goes only after every process is dead.
 		if !w.netDown && w.m.net != nil {
 			w.netDown = true
+			w.setNetNSPath("")
 			if err := w.m.netns.do(func() error { return w.m.net.DelPod(ctx, w.uid) }); err != nil {
 				w.netDown = false
 				w.log.Warn("pod network teardown failed", "err", err, "attempt", t.netAttempts)
@@ -231,6 +232,7 @@ func (w *podWorker) stopContainers(ctx context.Context, pod *api.Pod) {
 // the pod has left the API, nothing of it is left on the node.
 func (w *podWorker) cleanUp(ctx context.Context, gone bool) {
 	w.net = nil
+	w.setNetNSPath("")
 	if !gone && w.terminal == "" {
 		w.terminal = api.PodSucceeded
 		for _, c := range w.ctrs {
@@ -252,6 +254,7 @@ func (w *podWorker) teardownNetwork(ctx context.Context) {
 	if w.netDown || w.m.net == nil {
 		return
 	}
+	w.setNetNSPath("")
 	err := w.m.netns.do(func() error { return w.m.net.DelPod(ctx, w.uid) })
 	if err != nil {
 		w.log.Warn("pod network teardown failed", "err", err)

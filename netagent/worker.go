@@ -57,11 +57,14 @@ type podWorker struct {
 
 	wake chan struct{}
 
-	// mu protects pod, gone and probes.
+	// mu protects pod, gone, probes and netnsPath.
 	mu     sync.Mutex
 	pod    *api.Pod // latest from the API
 	gone   bool     // the pod left the API
 	probes map[string]*probeState
+	// netnsPath is net.NetNSPath for other goroutines (port-forward):
+	// "" while the pod has no network.
+	netnsPath string
 
 	// Owned by run.
 	net        *cni.PodNetwork

@@ -198,6 +198,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 		Resources:     s.resource,
 		Authenticator: s.auth,
 		PodLogs:       s.nodeAPI.PodLogs,
+		PodStream:     s.nodeAPI.PodStream,
 		Authorizer:    authz,
 		Actions: map[string]*apiserver.Action{
 			"serviceaccounts/token": s.auth.sa.action(), // satoken.go

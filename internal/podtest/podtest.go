@@ -17,7 +17,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -38,9 +40,19 @@ type Options struct {
 }
 
 // Main dispatches os.Args: `runtime-init ...` (the process runtime's
-// helper), `netexec ...`, and `ignore-term ...` (netexec that ignores
-// SIGTERM, so only SIGKILL ends it); anything else runs the tests.
+// helper), `netexec ...`, `ignore-term ...` (netexec that ignores
+// SIGTERM, so only SIGKILL ends it) and `tcp-echo ADDR...` (a TCP echo on
+// each address, e.g. 127.0.0.1:9000 for a loopback-only app); anything
+// else runs the tests.
 func Main(m *testing.M, o Options) {
+	Dispatch(o)
+	os.Exit(m.Run())
+}
+
+// Dispatch is Main's first half, for a TestMain of its own: it runs the
+// helper or program os.Args names and exits, or returns when the binary
+// was started as a test run.
+func Dispatch(o Options) {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case process.InitCommand:
@@ -52,9 +64,10 @@ func Main(m *testing.M, o Options) {
 		case "ignore-term":
 			signal.Ignore(syscall.SIGTERM)
 			os.Exit(runNetexec(os.Args[2:], false, o))
+		case "tcp-echo":
+			os.Exit(TCPEcho(os.Args[2:]))
 		}
 	}
-	os.Exit(m.Run())
 }
 
 func runNetexec(args []string, onTerm bool, o Options) int {
@@ -86,5 +99,35 @@ func runNetexec(args []string, onTerm bool, o Options) int {
 		fmt.Fprintln(os.Stderr, "netexec:", err)
 		return 1
 	}
+	return 0
+}
+
+// TCPEcho echoes every connection on each address until SIGTERM, with
+// 256 KiB buffers (a throughput workload for port-forward); the
+// containerd tests' workload runs it too. It returns the exit status.
+func TCPEcho(addrs []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	for _, a := range addrs {
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "tcp-echo:", err)
+			return 1
+		}
+		context.AfterFunc(ctx, func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				go func() {
+					defer c.Close()
+					_, _ = io.CopyBuffer(struct{ io.Writer }{c}, struct{ io.Reader }{c}, make([]byte, 256<<10))
+				}()
+			}
+		}()
+	}
+	<-ctx.Done()
 	return 0
 }

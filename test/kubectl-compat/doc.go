@@ -12,6 +12,13 @@
 // server's admin kubeconfig and a HOME of its own, so no cache or config
 // of the machine is read.
 //
+// TestPortForward (root, CNI plugins) starts a second server with its
+// built-in agent on the process runtime, whose pods run this test binary
+// (TestMain dispatches internal/podtest's programs first), and runs
+// `kubectl port-forward` (the current kubectl: SPDY over WebSocket;
+// Debian's 1.20: plain SPDY) and client-go's SPDY and tunnelling dialers
+// through it.
+//
 // # Invariants
 //
 // Each test uses its own namespace, so tests do not see each other's

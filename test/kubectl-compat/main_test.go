@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/skiff-dev/skiff/internal/config"
+	"github.com/skiff-dev/skiff/internal/podtest"
 	"github.com/skiff-dev/skiff/server/servertest"
 )
 
@@ -30,6 +31,9 @@ var env struct {
 }
 
 func TestMain(m *testing.M) {
+	// The process runtime of TestPortForward's agent runs this binary as
+	// its init helper and as the pod's programs.
+	podtest.Dispatch(podtest.Options{ShutdownTimeout: time.Second})
 	code, err := run(m)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kubectl-compat:", err)

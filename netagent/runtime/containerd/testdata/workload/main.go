@@ -18,12 +18,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/skiff-dev/skiff/internal/podtest"
 	"github.com/skiff-dev/skiff/netexec"
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: workload netexec|ignore-term|print|cat FILE...|exit N")
+		fmt.Fprintln(os.Stderr, "usage: workload netexec|tcp-echo ADDR...|ignore-term|print|cat FILE...|exit N")
 		os.Exit(2)
 	}
 	os.Exit(run(os.Args[1], os.Args[2:]))
@@ -51,6 +52,8 @@ func run(name string, args []string) int {
 		}
 		fmt.Println("netexec: stopped")
 		return 0
+	case "tcp-echo":
+		return podtest.TCPEcho(args)
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Println("ready")
