@@ -243,7 +243,7 @@ func nodes() *ResourceInfo {
 func pods() *ResourceInfo {
 	return build[Pod, *Pod, PodList](ResourceInfo{
 		Version: "v1", Resource: "pods", Singular: "pod", Kind: "Pod", ListKind: "PodList",
-		Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, Subresources: []string{"status", "binding", "log"},
+		Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, Subresources: []string{"status", "binding", "log", "exec", "attach", "portforward"},
 	}, kindFuncs[*Pod]{
 		defaults:     DefaultPod,
 		create:       ValidatePod,

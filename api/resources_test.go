@@ -16,7 +16,7 @@ func TestResourceTable(t *testing.T) {
 	want := []row{
 		{"v1", "namespaces", "namespace", "Namespace", false, []string{"ns"}, []string{"status"}, "*api.Namespace"},
 		{"v1", "nodes", "node", "Node", false, []string{"no"}, []string{"status"}, "*api.Node"},
-		{"v1", "pods", "pod", "Pod", true, []string{"po"}, []string{"status", "binding", "log"}, "*api.Pod"},
+		{"v1", "pods", "pod", "Pod", true, []string{"po"}, []string{"status", "binding", "log", "exec", "attach", "portforward"}, "*api.Pod"},
 		{"v1", "services", "service", "Service", true, []string{"svc"}, []string{"status"}, "*api.Service"},
 		{"v1", "events", "event", "Event", true, []string{"ev"}, nil, "*api.Event"},
 		{"v1", "configmaps", "configmap", "ConfigMap", true, []string{"cm"}, nil, "*api.ConfigMap"},

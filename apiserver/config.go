@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -40,6 +41,9 @@ type Config struct {
 	Patcher Patcher
 	// PodLogs serves pods/log; nil answers 404.
 	PodLogs PodLogsFunc
+	// PodStream serves pods/exec, pods/attach and pods/portforward (the
+	// HTTP upgrades); nil answers 404.
+	PodStream PodStreamFunc
 	// Registerer receives the metrics; Gatherer serves /metrics. When both
 	// are nil a private registry is used for both.
 	Registerer prometheus.Registerer
@@ -145,6 +149,12 @@ type Patcher func(ctx context.Context, contentType string, original, patch []byt
 // PodLogsFunc opens the log of a pod; q is the request's query
 // (container, follow, tailLines, ...).
 type PodLogsFunc func(ctx context.Context, namespace, name string, q url.Values) (io.ReadCloser, error)
+
+// PodStreamFunc serves one pods/exec, pods/attach or pods/portforward
+// request (sub) of an existing pod after authorization: it upgrades the
+// connection (taking w over) or returns an error before writing anything,
+// which the server sends as a Status.
+type PodStreamFunc func(w http.ResponseWriter, r *http.Request, namespace, name, sub string) error
 
 // VersionInfo is the /version document.
 type VersionInfo struct {

@@ -132,6 +132,9 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv *g
 				sr.Kind, sr.Verbs = "Binding", []string{"create"}
 			case "log":
 				sr.Verbs = []string{"get"}
+			case "exec", "attach", "portforward":
+				sr.Kind = "Pod" + map[string]string{"exec": "ExecOptions", "attach": "AttachOptions", "portforward": "PortForwardOptions"}[sub]
+				sr.Verbs = []string{"create", "get"}
 			case "finalize":
 				sr.Verbs = []string{"update"}
 			default:

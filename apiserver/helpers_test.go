@@ -165,7 +165,7 @@ var (
 	podInfo = &api.ResourceInfo{
 		Version: "v1", Resource: "pods", Singular: "pod",
 		Kind: "Pod", ListKind: "PodList", Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"},
-		Subresources: []string{"status", "binding", "log"},
+		Subresources: []string{"status", "binding", "log", "exec", "attach", "portforward"},
 		New:          func() api.Object { return &pod{} },
 		Fields: func(o api.Object) map[string]string {
 			p := o.(*pod)

@@ -84,9 +84,18 @@ func (l *inflight) middleware(next http.Handler) http.Handler {
 }
 
 // isLongRunning: the requests kube-apiserver leaves out of the in-flight
-// count that Skiff serves, watches and pods/log (which may follow).
+// count that Skiff serves, watches, pods/log (which may follow) and the
+// upgrades of pods/exec, attach and portforward.
 func isLongRunning(r *http.Request) bool {
-	return r.Method == http.MethodGet && (isWatch(r) || strings.HasSuffix(strings.TrimSuffix(r.URL.Path, "/"), "/log"))
+	p := strings.TrimSuffix(r.URL.Path, "/")
+	if r.Method == http.MethodPost || r.Method == http.MethodGet {
+		for _, s := range []string{"/exec", "/attach", "/portforward"} {
+			if strings.HasSuffix(p, s) && strings.Contains(p, "/pods/") {
+				return true
+			}
+		}
+	}
+	return r.Method == http.MethodGet && (isWatch(r) || strings.HasSuffix(p, "/log"))
 }
 
 // NewTooManyRequests (429) asks the client to retry after retryAfter

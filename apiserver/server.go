@@ -34,10 +34,12 @@ type Server struct {
 	inflight *inflight
 	patcher  Patcher
 	podLogs  PodLogsFunc
-	ready    func() bool
-	version  VersionInfo
-	gatherer prometheus.Gatherer
-	metrics  *metrics
+	// podStream serves the upgrades of pods/exec, attach, portforward.
+	podStream PodStreamFunc
+	ready     func() bool
+	version   VersionInfo
+	gatherer  prometheus.Gatherer
+	metrics   *metrics
 
 	// These are effectively const after New.
 	groups      map[string]*groupVersion // "v1", "apps/v1"
@@ -86,6 +88,7 @@ func New(cfg Config) (*Server, error) {
 		maxBody:       cfg.MaxBodyBytes,
 		patcher:       cfg.Patcher,
 		podLogs:       cfg.PodLogs,
+		podStream:     cfg.PodStream,
 		ready:         cfg.Ready,
 		version:       cfg.Version,
 		groups:        make(map[string]*groupVersion),
@@ -384,6 +387,12 @@ func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, gv *gro
 		if m == http.MethodGet {
 			verb = "get"
 		}
+	case t.sub == "exec" || t.sub == "attach" || t.sub == "portforward":
+		// GET (WebSocket) and POST (SPDY) alike need create, as
+		// kube-apiserver asks since 1.30 (AuthorizePodWebsocketUpgradeCreatePermission).
+		if m == http.MethodGet || m == http.MethodPost {
+			verb = "create"
+		}
 	case t.sub == "finalize":
 		if m == http.MethodPut {
 			verb = "update"
@@ -468,6 +477,8 @@ func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, gv *gro
 		h.bind()
 	case "get/log":
 		h.logs()
+	case "create/exec", "create/attach", "create/portforward":
+		h.stream()
 	case "update/finalize":
 		h.finalize()
 	default:

@@ -400,6 +400,29 @@ func (h *handler) logs() {
 	}
 }
 
+// stream serves pods/{name}/exec, attach and portforward through
+// Config.PodStream: 404 for a missing pod, else the stream function
+// upgrades the connection or answers an error.
+func (h *handler) stream() {
+	ctx := h.req.Context()
+	if h.s.podStream == nil {
+		writeError(h.w, newStatusError(http.StatusNotFound, api.StatusReasonNotFound,
+			fmt.Sprintf("no node API is configured: cannot %s pod %s/%s", h.sub, h.ns, h.name), nil))
+		return
+	}
+	if _, err := h.s.store.Get(ctx, KeyFor(h.r.info, h.ns, h.name)); err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			writeError(h.w, NewNotFound(h.r.qualified, h.name))
+			return
+		}
+		writeErr(h.w, err)
+		return
+	}
+	if err := h.s.podStream(h.w, h.req, h.ns, h.name, h.sub); err != nil {
+		writeErr(h.w, err)
+	}
+}
+
 // finalize serves PUT namespaces/{name}/finalize: it replaces
 // spec.finalizers; a terminating namespace left with no finalizers is
 // removed in the same transaction.

@@ -262,6 +262,9 @@ func selfSignedCert(node string, ips []netip.Addr) (tls.Certificate, string, err
 //	GET /healthz
 //	GET /containerLogs/{namespace}/{pod}[/{container}]?follow=&previous=&tailLines=&limitBytes=
 //	GET /trace?namespace=&pod=&url=
+//	GET|POST /exec/{namespace}/{pod}/{container}?command=&stdin=&stdout=&stderr=&tty=   (upgrade)
+//	GET|POST /attach/{namespace}/{pod}/{container}?stdin=&stdout=&stderr=&tty=          (upgrade)
+//	GET|POST /portforward/{namespace}/{pod}?ports=                                      (upgrade)
 func (a *Agent) nodeAPIHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -302,7 +305,16 @@ func (a *Agent) nodeAPIHandler() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(tr)
 	})
+	a.streamRoutes(mux)
 	return mux
+}
+
+// ServeNodeAPI serves one node API request in-process: the built-in
+// agent's server hands it pods/exec, attach and portforward on the
+// client's own request, so that the handler takes the client's
+// connection over directly.
+func (a *Agent) ServeNodeAPI(w http.ResponseWriter, r *http.Request) {
+	a.nodeAPIHandler().ServeHTTP(w, r)
 }
 
 // headerWriter sends the 200 header at the first byte and flushes every

@@ -79,6 +79,7 @@ type agentEndpoint struct {
 	local *netagent.Agent // the built-in agent
 	node  string
 	url   string
+	pin   string // hex SHA-256 of the node API's certificate
 	http  *http.Client
 	log   *slog.Logger
 }
@@ -115,17 +116,32 @@ func unreachable(node string) error {
 
 // podNode returns the node a pod runs on and how to reach its agent.
 func (n *nodeAPI) podNode(ctx context.Context, ns, name string) (string, agentEndpoint, error) {
-	kv, err := n.st.Get(ctx, apiserver.KeyFor(n.pods, ns, name))
-	if errors.Is(err, store.ErrNotFound) {
-		return "", agentEndpoint{}, apiserver.NewNotFound("pods", name)
-	}
+	pod, err := n.pod(ctx, ns, name)
 	if err != nil {
 		return "", agentEndpoint{}, err
 	}
+	return n.endpoint(ctx, pod)
+}
+
+// pod reads one pod.
+func (n *nodeAPI) pod(ctx context.Context, ns, name string) (*api.Pod, error) {
+	kv, err := n.st.Get(ctx, apiserver.KeyFor(n.pods, ns, name))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, apiserver.NewNotFound("pods", name)
+	}
+	if err != nil {
+		return nil, err
+	}
 	var pod api.Pod
 	if err := json.Unmarshal(kv.Value, &pod); err != nil {
-		return "", agentEndpoint{}, fmt.Errorf("server: decode pod %s/%s: %w", ns, name, err)
+		return nil, fmt.Errorf("server: decode pod %s/%s: %w", ns, name, err)
 	}
+	return &pod, nil
+}
+
+// endpoint returns the node pod runs on and how to reach its agent.
+func (n *nodeAPI) endpoint(ctx context.Context, pod *api.Pod) (string, agentEndpoint, error) {
+	ns, name := pod.Namespace, pod.Name
 	node := pod.Spec.NodeName
 	if node == "" {
 		return "", agentEndpoint{}, apiserver.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", name))
@@ -133,7 +149,7 @@ func (n *nodeAPI) podNode(ctx context.Context, ns, name string) (string, agentEn
 	if a := n.builtin.Load(); a != nil && a.NodeName() == node {
 		return node, agentEndpoint{local: a}, nil
 	}
-	kv, err = n.st.Get(ctx, apiserver.KeyFor(n.nodes, "", node))
+	kv, err := n.st.Get(ctx, apiserver.KeyFor(n.nodes, "", node))
 	if errors.Is(err, store.ErrNotFound) {
 		return "", agentEndpoint{}, apiserver.NewStatus(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable,
 			fmt.Sprintf("node %q of pod %s/%s does not exist", node, ns, name))
@@ -165,7 +181,7 @@ func (n *nodeAPI) podNode(ctx context.Context, ns, name string) (string, agentEn
 		return "", agentEndpoint{}, unreachable(node)
 	}
 	target := "https://" + net.JoinHostPort(addr.Unmap().String(), port)
-	return node, agentEndpoint{node: node, url: target, http: n.client(sum), log: n.log}, nil
+	return node, agentEndpoint{node: node, url: target, pin: sum, http: n.client(sum), log: n.log}, nil
 }
 
 // client is the HTTPS client that accepts only the certificate whose
@@ -176,8 +192,25 @@ func (n *nodeAPI) client(sum string) *http.Client {
 	if c, ok := n.byCert[sum]; ok {
 		return c
 	}
+	c := &http.Client{Transport: &http.Transport{
+		TLSClientConfig:     n.tlsConfig(sum),
+		ForceAttemptHTTP2:   true,
+		TLSHandshakeTimeout: 10 * time.Second,
+		IdleConnTimeout:     90 * time.Second,
+	}}
+	if len(n.byCert) > 1024 { // nodes re-publish a new certificate at each start
+		clear(n.byCert)
+	}
+	n.byCert[sum] = c
+	return c
+}
+
+// tlsConfig is the client TLS configuration that presents the server's
+// client certificate and accepts only the certificate whose SHA-256 is
+// sum.
+func (n *nodeAPI) tlsConfig(sum string) *tls.Config {
 	want, _ := hex.DecodeString(sum)
-	tlsCfg := &tls.Config{
+	return &tls.Config{
 		MinVersion:   tls.VersionTLS12,
 		CipherSuites: pki.CipherSuites(),
 		Certificates: []tls.Certificate{n.cert},
@@ -195,17 +228,6 @@ func (n *nodeAPI) client(sum string) *http.Client {
 			return nil
 		},
 	}
-	c := &http.Client{Transport: &http.Transport{
-		TLSClientConfig:     tlsCfg,
-		ForceAttemptHTTP2:   true,
-		TLSHandshakeTimeout: 10 * time.Second,
-		IdleConnTimeout:     90 * time.Second,
-	}}
-	if len(n.byCert) > 1024 { // nodes re-publish a new certificate at each start
-		clear(n.byCert)
-	}
-	n.byCert[sum] = c
-	return c
 }
 
 // get calls the node API and returns the response of a 200, or the error

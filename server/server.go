@@ -179,6 +179,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 		Resources:     s.resource,
 		Authenticator: s.auth,
 		PodLogs:       s.nodeAPI.PodLogs,
+		PodStream:     s.nodeAPI.PodStream,
 		Authorizer:    authorizer{pods: storePods{st: s.store, info: podInfo}, graph: s.graph},
 		Hooks: map[string]apiserver.TxnHook{
 			"services": s.hook, "ipaddresses.networking.k8s.io": s.hook,
