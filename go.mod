@@ -4,8 +4,10 @@ go 1.26.6
 
 require (
 	github.com/containernetworking/cni v1.3.1
+	github.com/creack/pty v1.1.24
 	github.com/evanphx/json-patch/v5 v5.9.11
 	github.com/google/nftables v0.3.0
+	github.com/gorilla/websocket v1.5.4-0.20250319132907-e064f32e3674
 	github.com/mdlayher/netlink v1.11.2
 	github.com/miekg/dns v1.1.73
 	github.com/moby/ipvs v1.1.0
@@ -19,7 +21,6 @@ require (
 )
 
 require (
-	github.com/creack/pty v1.1.24 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/mdlayher/socket v0.6.0 // indirect
 	go.opentelemetry.io/otel v1.46.0 // indirect
