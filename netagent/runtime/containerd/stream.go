@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 	"syscall"
 	"time"
 
@@ -56,9 +57,15 @@ func (r *Runtime) ExecStream(ctx context.Context, id string, cmd []string, s run
 	dctx := context.WithoutCancel(ctx)
 
 	ready := make(chan ctrd.Process, 1)
+	// stdin flows once the process runs with its terminal's size set (a
+	// size the client sent before stdin must be in place when the
+	// command reads that stdin).
+	gate := make(chan struct{})
+	var openGate sync.Once
+	defer openGate.Do(func() { close(gate) })
 	var stdin io.Reader
 	if s.Stdin != nil {
-		stdin = &eofCloser{r: s.Stdin, ready: ready, ctx: dctx}
+		stdin = &eofCloser{r: s.Stdin, ready: ready, ctx: dctx, gate: gate}
 	}
 	stdout, stderr := s.Stdout, s.Stderr
 	if stdout == nil {
@@ -97,6 +104,7 @@ func (r *Runtime) ExecStream(ctx context.Context, id string, cmd []string, s run
 			_ = proc.Resize(dctx, uint32(sz.Width), uint32(sz.Height))
 		})
 	}
+	openGate.Do(func() { close(gate) })
 	select {
 	case st := <-exited:
 		ioDone := make(chan struct{})
@@ -129,10 +137,12 @@ type eofCloser struct {
 	r     io.Reader
 	ready chan ctrd.Process
 	ctx   context.Context
+	gate  chan struct{}
 	done  bool
 }
 
 func (e *eofCloser) Read(p []byte) (int, error) {
+	<-e.gate
 	n, err := e.r.Read(p)
 	if err != nil && !e.done {
 		e.done = true
