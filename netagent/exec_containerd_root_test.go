@@ -16,6 +16,7 @@ import (
 	"github.com/skiff-dev/skiff/netagent/runtime/containerd"
 	"github.com/skiff-dev/skiff/netagent/runtime/containerd/ociarchive"
 	"github.com/skiff-dev/skiff/server"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 // containerdExecCases are the exec cases of a container of the test image
@@ -88,7 +89,8 @@ func workloadPod(name string, args ...string) *api.Pod {
 // resize); then bad or aborted execs leave nothing behind.
 func TestExecContainerd(t *testing.T) {
 	requireNode(t)
-	s := startServer(t)
+	ts := servertest.Start(t, servertest.Options{})
+	s := ts.Server()
 	admin, err := s.Client()
 	if err != nil {
 		t.Fatal(err)
@@ -105,6 +107,7 @@ func TestExecContainerd(t *testing.T) {
 	e := newExecClient(t, s)
 	checkExecCases(t, e, "execd", "", containerdExecCases)
 	checkAttach(t, e, "ticker", "tick")
+	checkCLI(t, ts.Kubeconfig(), "execd", "ticker", "/workload stdin-cat", "/data")
 	// tar in the image, as kubectl cp runs it.
 	r := e.run(t, "execd", "", []string{"tar", "cf", "-", "/data"}, nil, false, nil)
 	if r.err != nil || r.code != 0 || !strings.Contains(r.stdout, "hello from the image") {

@@ -41,7 +41,8 @@ var processExecCases = []execCase{
 // runtime; then 100 bad or aborted execs leave nothing behind.
 func TestExecProcessRuntime(t *testing.T) {
 	requireNode(t)
-	s := startServer(t)
+	ts := servertest.Start(t, servertest.Options{})
+	s := ts.Server()
 	admin, err := s.Client()
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +59,7 @@ func TestExecProcessRuntime(t *testing.T) {
 	e := newExecClient(t, s)
 	checkExecCases(t, e, "execd", "", processExecCases)
 	checkAttach(t, e, "ticker", "tick")
+	checkCLI(t, ts.Kubeconfig(), "execd", "ticker", "cat", t.TempDir())
 
 	_, id, _ := strings.Cut(p.Status.ContainerStatuses[0].ContainerID, "://")
 	st, err := n.rt.Status(ctx, id)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"strconv"
 	"strings"
@@ -18,6 +19,9 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/spf13/cobra"
+
+	"github.com/skiff-dev/skiff/kubectl"
 
 	"github.com/skiff-dev/skiff/netagent/remotecommand"
 	"github.com/skiff-dev/skiff/netagent/runtime"
@@ -192,4 +196,70 @@ func badInputs(t *testing.T, e *execClient, pod, container string, catCmd []stri
 		got := goruntime.NumGoroutine()
 		return got <= gor+3, fmt.Errorf("%d goroutines, %d before", got, gor)
 	})
+}
+
+// skiffCLI runs one skiff verb (kubectl.Commands) with kubeconfig, stdin
+// and ctx, and returns what it printed and its exit status.
+func skiffCLI(ctx context.Context, kubeconfig, stdin string, args ...string) (stdout, stderr string, code int) {
+	var out, errb bytes.Buffer
+	root := &cobra.Command{Use: "skiff", SilenceUsage: true, SilenceErrors: true}
+	root.AddCommand(kubectl.Commands(kubectl.Env{In: strings.NewReader(stdin), Out: &out, ErrOut: &errb,
+		Getenv: func(k string) string {
+			if k == "KUBECONFIG" {
+				return kubeconfig
+			}
+			return ""
+		}})...)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	code = kubectl.PrintError(&errb, err)
+	return out.String(), errb.String(), code
+}
+
+// checkCLI runs skiff exec, cp and attach against pod (and ticker for
+// attach); dir is a directory of the container the test may write, sh
+// whether the container has a shell.
+func checkCLI(t *testing.T, kubeconfig, pod, ticker, catCmd, dir string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	run := func(stdin string, args ...string) (string, string, int) {
+		return skiffCLI(ctx, kubeconfig, stdin, args...)
+	}
+	if out, errs, code := run("abc\n", append([]string{"exec", "-i", pod, "--"}, strings.Fields(catCmd)...)...); code != 0 || out != "abc\n" {
+		t.Errorf("skiff exec -i cat: %d %q %q", code, out, errs)
+	}
+	if out, errs, code := run("", "exec", "-t", pod, "--", "no-such-command-x"); code == 0 || !strings.Contains(errs, "no-such-command-x") || !strings.Contains(errs, "Unable to use a TTY") {
+		t.Errorf("skiff exec -t of a missing command: %d %q %q", code, out, errs)
+	}
+	if _, errs, code := run("", "exec", pod, "-c", "nope", "--", "true"); code != 1 || !strings.Contains(errs, "container nope is not valid") {
+		t.Errorf("skiff exec -c nope: %d %q", code, errs)
+	}
+	if _, errs, code := run("", "exec", pod); code != 1 || !strings.Contains(errs, "expected POD -- COMMAND") {
+		t.Errorf("skiff exec without a command: %d %q", code, errs)
+	}
+	// cp in and out.
+	local := t.TempDir()
+	if err := os.WriteFile(filepath.Join(local, "in.txt"), []byte("copied in\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := run("", "cp", filepath.Join(local, "in.txt"), pod+":"+dir+"/in.txt"); code != 0 {
+		t.Fatalf("skiff cp to the pod: %d %q", code, errs)
+	}
+	back := filepath.Join(local, "back.txt")
+	if _, errs, code := run("", "cp", pod+":"+dir+"/in.txt", back); code != 0 {
+		t.Fatalf("skiff cp from the pod: %d %q", code, errs)
+	}
+	if b, err := os.ReadFile(back); err != nil || string(b) != "copied in\n" {
+		t.Errorf("the round trip: %q %v", b, err)
+	}
+	if _, errs, code := run("", "cp", pod+":"+dir+"/absent", filepath.Join(local, "x")); code == 0 {
+		t.Errorf("skiff cp of a missing file: %d %q", code, errs)
+	}
+	// attach until interrupted.
+	actx, acancel := context.WithTimeout(ctx, 2*time.Second)
+	defer acancel()
+	if out, errs, code := skiffCLI(actx, kubeconfig, "", "attach", ticker); code != 0 || !strings.Contains(out, "tick") {
+		t.Errorf("skiff attach: %d %q %q", code, out, errs)
+	}
 }

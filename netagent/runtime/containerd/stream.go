@@ -20,7 +20,9 @@ import (
 // caller's streams through cio (the shim's FIFOs), with a terminal when
 // s.TTY (process spec terminal, cio.WithTerminal; Resize is
 // process.Resize). EOF on stdin closes the process's stdin
-// (CloseIO, as the CRI plugin does). It returns the exit code; when ctx
+// (CloseIO, as the CRI plugin does), except on a terminal, where it would
+// hang the command up (SIGHUP): as on the process runtime, a terminal
+// stays until the command exits. It returns the exit code; when ctx
 // ends the process is killed and ctx's error returned. The exec process
 // is deleted before ExecStream returns.
 func (r *Runtime) ExecStream(ctx context.Context, id string, cmd []string, s runtime.Streams) (int, error) {
@@ -65,7 +67,7 @@ func (r *Runtime) ExecStream(ctx context.Context, id string, cmd []string, s run
 	defer openGate.Do(func() { close(gate) })
 	var stdin io.Reader
 	if s.Stdin != nil {
-		stdin = &eofCloser{r: s.Stdin, ready: ready, ctx: dctx, gate: gate}
+		stdin = &eofCloser{r: s.Stdin, ready: ready, ctx: dctx, gate: gate, keep: s.TTY}
 	}
 	stdout, stderr := s.Stdout, s.Stderr
 	if stdout == nil {
@@ -138,6 +140,7 @@ type eofCloser struct {
 	ready chan ctrd.Process
 	ctx   context.Context
 	gate  chan struct{}
+	keep  bool // a terminal: stdin's end does not hang it up
 	done  bool
 }
 
@@ -146,7 +149,7 @@ func (e *eofCloser) Read(p []byte) (int, error) {
 	n, err := e.r.Read(p)
 	if err != nil && !e.done {
 		e.done = true
-		if proc, ok := <-e.ready; ok {
+		if proc, ok := <-e.ready; ok && !e.keep {
 			_ = proc.CloseIO(e.ctx, ctrd.WithStdinCloser)
 		}
 	}
