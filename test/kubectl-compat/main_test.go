@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/skiff-dev/skiff/internal/config"
+	"github.com/skiff-dev/skiff/netagent/runtime/process"
 	"github.com/skiff-dev/skiff/server/servertest"
 )
 
@@ -30,6 +31,13 @@ var env struct {
 }
 
 func TestMain(m *testing.M) {
+	// The process runtime of the exec tests' built-in agent re-executes
+	// this binary as its init helper.
+	if len(os.Args) > 1 && os.Args[1] == process.InitCommand {
+		err := process.Init(os.Args[2:])
+		fmt.Fprintln(os.Stderr, "Error:", err)
+		os.Exit(1)
+	}
 	code, err := run(m)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kubectl-compat:", err)
