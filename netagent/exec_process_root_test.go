@@ -87,6 +87,8 @@ func TestExecBuiltinAgent(t *testing.T) {
 		cfg.AgentNodeName = "server-node"
 		cfg.NodeIP = []string{"192.0.2.20"}
 		cfg.Runtime = "process"
+		// An exec outlives --request-read-timeout (withLongRunning).
+		cfg.RequestReadTimeout = time.Second
 	}})
 	s := ts.Server()
 	select {
@@ -104,7 +106,8 @@ func TestExecBuiltinAgent(t *testing.T) {
 	}
 	waitPod(t, admin, "execd", 30*time.Second, "Running", func(p *api.Pod) bool { return p.Status.Phase == api.PodRunning })
 	e := newExecClient(t, s)
-	checkExecCases(t, e, "execd", "sh", processExecCases[:4])
+	checkExecCases(t, e, "execd", "sh", append(processExecCases[:4:4],
+		execCase{name: "quiet longer than the read timeout", cmd: []string{"sh", "-c", "sleep 2; echo late"}, wantOut: "late\n"}))
 	deletePodNow(t, admin, "execd")
 	ts.Stop()
 }
