@@ -63,7 +63,7 @@ func (a *Agent) runningContainer(namespace, name, cname string) (*podManager, st
 }
 
 // upgrade takes an exec or attach over; false when it answered an error.
-func (a *Agent) upgrade(w http.ResponseWriter, r *http.Request, o remotecommand.Options) (*remotecommand.Session, bool) {
+func (a *Agent) upgrade(w http.ResponseWriter, r *http.Request, o remotecommand.Options) (remotecommand.Stream, bool) {
 	sess, err := remotecommand.Upgrade(w, r, o)
 	if err != nil {
 		if !remotecommand.Answered(err) {
@@ -159,7 +159,7 @@ func (a *Agent) serveAttach(w http.ResponseWriter, r *http.Request) {
 }
 
 // sessionContext ends when ctx does or the client's side of sess ends.
-func sessionContext(ctx context.Context, sess *remotecommand.Session) (context.Context, context.CancelFunc) {
+func sessionContext(ctx context.Context, sess remotecommand.Stream) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(ctx)
 	go func() {
 		select {

@@ -1,6 +1,7 @@
 // Package remotecommand speaks the Kubernetes remote command protocol of
 // exec and attach over WebSocket, the server side (the node API) and the
-// client side (skiff exec, attach, cp), as read in the Kubernetes sources
+// client side (skiff exec, attach, cp), and over SPDY/3.1, the server
+// side only (spdy.go), as read in the Kubernetes sources
 // (k8s.io/apimachinery/pkg/util/remotecommand/constants.go,
 // k8s.io/streaming/pkg/httpstream/wsstream/conn.go, the kubelet's
 // pkg/kubelet/cri/streaming/remotecommand and client-go's
@@ -39,16 +40,27 @@
 // upstream, at least one of stdin, stdout and stderr must be set, and tty
 // drops stderr (a terminal has one output).
 //
+// # SPDY
+//
+// kubectl 1.29 and older (the Debian kubectl 1.20) send a POST with
+// Upgrade: SPDY/3.1 and X-Stream-Protocol-Version offering
+// v4.channel.k8s.io; the server answers 101 with that version, and the
+// client opens one SPDY stream per channel (moby/spdystream), named by its
+// streamType header: error, stdin, stdout, stderr, resize (a sequence of
+// JSON sizes). The same Status ends the error stream; stdin ends with the
+// stream's half-close. The client has 30s to open its streams (the
+// kubelet's DefaultStreamCreationTimeout).
+//
 // # Not spoken
 //
-// SPDY/3.1 (kubectl 1.29 and older, the Debian kubectl 1.20) is answered
-// 400 with a message saying so (ErrSPDY); so are the older WebSocket
-// subprotocols (channel.k8s.io, v2, v3, base64.channel.k8s.io).
+// The older WebSocket subprotocols (channel.k8s.io, v2, v3,
+// base64.channel.k8s.io) and SPDY with another version than v4: 400.
 //
 // # Lifetimes
 //
-// Upgrade starts one goroutine, the reader of the client's messages;
-// Session.Close writes the status, closes the connection and waits for
+// Upgrade starts one goroutine, the reader of the client's messages (over
+// SPDY: spdystream's frame workers, and a reader of resizes);
+// Close writes the status, closes the connection and waits for
 // that goroutine, so a closed Session leaves nothing running. The reader
 // ending early (the client went away) closes Done; the caller then cancels
 // the command.

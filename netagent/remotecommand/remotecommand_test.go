@@ -193,14 +193,14 @@ func TestUpgradeRefusals(t *testing.T) {
 	req, _ := http.NewRequest("POST", srv.URL+"/?"+o.Query().Encode(), nil)
 	req.Header.Set("Connection", "Upgrade")
 	req.Header.Set("Upgrade", "SPDY/3.1")
-	req.Header.Set("X-Stream-Protocol-Version", "v4.channel.k8s.io")
+	req.Header.Set("X-Stream-Protocol-Version", "v3.channel.k8s.io")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 400 || !strings.Contains(string(b), "SPDY is not supported") {
-		t.Errorf("SPDY: %d %s", resp.StatusCode, b)
+	if resp.StatusCode != 400 || !strings.Contains(string(b), "SPDY is served with v4.channel.k8s.io only") {
+		t.Errorf("SPDY v3: %d %s", resp.StatusCode, b)
 	}
 }

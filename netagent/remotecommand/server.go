@@ -31,8 +31,20 @@ const (
 	ChannelClose  = 255
 )
 
-// ErrSPDY is the answer to a SPDY upgrade.
-var ErrSPDY = errors.New("SPDY is not supported by this node: use a client that speaks WebSocket (kubectl 1.30 or newer, skiff exec)")
+// Stream is one upgraded exec or attach, over WebSocket (Session) or
+// SPDY.
+type Stream interface {
+	// Protocol is the negotiated protocol.
+	Protocol() string
+	// Streams are the stream's stdin, stdout, stderr and resizes for a
+	// runtime.
+	Streams() runtime.Streams
+	// Done is closed when the client's side of the connection has ended.
+	Done() <-chan struct{}
+	// Close ends the stream with st on the error channel, closes the
+	// connection and waits for the stream's goroutines.
+	Close(st api.Status)
+}
 
 // Options are the query of an exec or attach.
 type Options struct {
@@ -120,14 +132,15 @@ func negotiate(r *http.Request) string {
 	return ""
 }
 
-// Upgrade takes the connection of an exec or attach request over. An
-// error comes before anything was written (the caller answers it, 400).
-func Upgrade(w http.ResponseWriter, r *http.Request, o Options) (*Session, error) {
+// Upgrade takes the connection of an exec or attach request over
+// (WebSocket, or SPDY/3.1). An error for which Answered is false comes
+// before anything was written (the caller answers it, 400).
+func Upgrade(w http.ResponseWriter, r *http.Request, o Options) (Stream, error) {
 	if !websocket.IsWebSocketUpgrade(r) {
-		if strings.HasPrefix(strings.ToUpper(r.Header.Get("Upgrade")), "SPDY/") {
-			return nil, ErrSPDY
+		if strings.EqualFold(r.Header.Get("Upgrade"), "SPDY/3.1") {
+			return upgradeSPDY(w, r, o)
 		}
-		return nil, errors.New("unable to upgrade connection: the request is not a WebSocket upgrade")
+		return nil, errors.New("unable to upgrade connection: the request is neither a WebSocket nor a SPDY/3.1 upgrade")
 	}
 	proto := negotiate(r)
 	if proto == "" {

@@ -100,25 +100,18 @@ func kubectlOn(t *testing.T, c context.Context, kubeconfig, stdin string, args .
 	return out.String(), errb.String(), 0
 }
 
-// spdyOnly: the Debian kubectl 1.20 pass (KUBECTL set) speaks only SPDY
-// for exec, attach and cp.
+// spdyOnly: the Debian kubectl 1.20 pass (KUBECTL set), whose kubectl
+// speaks only SPDY for exec, attach and cp.
 func spdyOnly() bool { return os.Getenv("KUBECTL") != "" }
 
 // TestKubectlExecCpAttach: kubectl exec (exit codes, stdin, a missing
-// container), cp both ways and attach against a real agent. The Debian
-// kubectl 1.20 speaks only SPDY, which Skiff refuses: that pass checks the
-// refusal is a clear 400.
+// container), cp both ways and attach against a real agent: over
+// WebSocket with the current kubectl, over SPDY with the Debian kubectl
+// 1.20.
 func TestKubectlExecCpAttach(t *testing.T) {
 	kc, _ := execCluster(t)
 	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if spdyOnly() {
-		_, errs, code := kubectlOn(t, c, kc, "", "exec", "shell", "--", "true")
-		if code == 0 || !strings.Contains(errs, "SPDY is not supported") {
-			t.Errorf("kubectl 1.20 exec (SPDY): exit %d, stderr %q; want the 400 saying SPDY is not supported", code, errs)
-		}
-		t.Skip("the Debian kubectl 1.20 speaks only SPDY for exec, cp and attach: Skiff answers 400 (docs/api.md); the rest needs WebSocket")
-	}
 	if out, errs, code := kubectlOn(t, c, kc, "", "exec", "shell", "--", "sh", "-c", "echo out; echo err >&2; exit 3"); code != 3 || out != "out\n" || !strings.Contains(errs, "err\n") || !strings.Contains(errs, "command terminated with exit code 3") {
 		t.Errorf("exec exit 3: %d %q %q", code, out, errs)
 	}
