@@ -11,8 +11,8 @@ import (
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/internal/config"
 	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
-	"github.com/skiff-dev/skiff/server/servertest"
 	"github.com/skiff-dev/skiff/netagent/remotecommand"
+	"github.com/skiff-dev/skiff/server/servertest"
 )
 
 // BenchmarkExecRoundTrip: one line on the stdin of `cat` in a container
