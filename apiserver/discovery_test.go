@@ -50,6 +50,11 @@ func TestDiscovery(t *testing.T) {
 	if s := find(core, "pods/log"); strings.Join(s.Verbs, ",") != "get" {
 		t.Errorf("pods/log: %+v", s)
 	}
+	for _, sub := range []string{"exec", "attach", "portforward"} {
+		if s := find(core, "pods/"+sub); strings.Join(s.Verbs, ",") != "create,get" || !strings.HasPrefix(s.Kind, "Pod") || !strings.HasSuffix(s.Kind, "Options") {
+			t.Errorf("pods/%s: %+v", sub, s)
+		}
+	}
 	if s := find(core, "namespaces/finalize"); strings.Join(s.Verbs, ",") != "update" {
 		t.Errorf("namespaces/finalize: %+v", s)
 	}

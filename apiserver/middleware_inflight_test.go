@@ -65,6 +65,9 @@ func TestInflightMiddleware(t *testing.T) {
 		{http.MethodGet, "/api/v1/pods?watch=true", nil, http.StatusOK},
 		{http.MethodGet, "/api/v1/pods?watch=1", nil, http.StatusOK},
 		{http.MethodGet, "/api/v1/namespaces/a/pods/p/log?follow=true", nil, http.StatusOK},
+		{http.MethodGet, "/api/v1/namespaces/a/pods/p/exec?command=sh", nil, http.StatusOK},
+		{http.MethodPost, "/api/v1/namespaces/a/pods/p/attach", nil, http.StatusOK},
+		{http.MethodPost, "/api/v1/namespaces/a/pods/p/portforward", nil, http.StatusOK},
 		{http.MethodGet, "/api/v1/pods", []string{"x", groupMasters}, http.StatusOK},
 		{http.MethodPost, "/api/v1/namespaces/a/pods", []string{groupMasters}, http.StatusOK},
 	} {

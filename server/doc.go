@@ -92,6 +92,14 @@
 //     no node API or unreachable, or a certificate that is not the pinned
 //     one, is 503 (the last two with a generic message; the detail is
 //     logged at Warn).
+//   - pods/{name}/exec, attach and portforward (apiserver.Config.PodStream,
+//     nodestream.go; create on the subresource: admins only) go the same
+//     way as HTTP/1.1 upgrades: the built-in agent serves the request
+//     in-process (Agent.ServeNodeAPI hijacks the client's connection); a
+//     remote node gets it over the pinned HTTPS, and httputil.ReverseProxy
+//     splices the upgraded connections until either side closes, then
+//     closes both. Before the upgrade the answers are Statuses (400 not an
+//     upgrade or a bad container, 404 pod, 503 node).
 //
 // # DNS
 //

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"encoding/base64"
 	"net/http"
 	"strings"
 	"testing"
@@ -47,6 +48,17 @@ func TestPodStreamRouting(t *testing.T) {
 		if r := raw(t, hc, "PUT", path("nope", sub, ""), ts.Bundle().AdminToken, nil, ws...); r.code != http.StatusMethodNotAllowed {
 			t.Errorf("PUT %s: %d %s", sub, r.code, r.body)
 		}
+	}
+
+	// A browser's WebSocket carries the token as a subprotocol.
+	tokProto := "base64url.bearer.authorization.k8s.io." + base64.RawURLEncoding.EncodeToString([]byte(ts.Bundle().AdminToken))
+	wsTok := append(ws[:4:4], "Sec-WebSocket-Protocol: v5.channel.k8s.io, "+tokProto)
+	if r := raw(t, hc, "GET", path("nope", "exec", "?command=ls"), "", nil, wsTok...); r.code != http.StatusNotFound {
+		t.Errorf("token as a subprotocol: %d %s, want 404 (authenticated)", r.code, r.body)
+	}
+	badProto := append(ws[:4:4], "Sec-WebSocket-Protocol: v5.channel.k8s.io, base64url.bearer.authorization.k8s.io.bm9wZQ")
+	if r := raw(t, hc, "GET", path("nope", "exec", "?command=ls"), "", nil, badProto...); r.code != http.StatusUnauthorized {
+		t.Errorf("a wrong token as a subprotocol: %d %s, want 401", r.code, r.body)
 	}
 
 	two := &api.Pod{ObjectMeta: api.ObjectMeta{Name: "two"}, Spec: api.PodSpec{NodeName: "n1", Containers: []api.Container{{Name: "a", Image: "x"}, {Name: "b", Image: "x"}}}}

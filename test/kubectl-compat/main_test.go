@@ -31,8 +31,9 @@ var env struct {
 }
 
 func TestMain(m *testing.M) {
-	// The process runtime of TestPortForward's agent runs this binary as
-	// its init helper and as the pod's programs.
+	// The process runtime of the exec tests' and TestPortForward's
+	// built-in agents runs this binary as its init helper and as the
+	// pod's programs.
 	podtest.Dispatch(podtest.Options{ShutdownTimeout: time.Second})
 	code, err := run(m)
 	if err != nil {

@@ -5,24 +5,34 @@
 package main
 
 import (
+	"archive/tar"
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/skiff-dev/skiff/internal/podtest"
 	"github.com/skiff-dev/skiff/netexec"
 )
 
 func main() {
+	if filepath.Base(os.Args[0]) == "tar" { // the image's /bin/tar (kubectl cp)
+		os.Exit(tarCmd(os.Args[1:]))
+	}
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: workload netexec|tcp-echo ADDR...|ignore-term|print|cat FILE...|exit N")
 		os.Exit(2)
@@ -103,6 +113,33 @@ func run(name string, args []string) int {
 			fmt.Println("write:", err)
 		}
 		return 0
+	case "tick":
+		// "tick" ten times a second until SIGTERM (kubectl attach).
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		defer stop()
+		for ctx.Err() == nil {
+			fmt.Println("tick")
+			time.Sleep(100 * time.Millisecond)
+		}
+		return 0
+	case "stdin-cat":
+		// stdin to stdout, until EOF.
+		if _, err := io.Copy(os.Stdout, os.Stdin); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	case "ttysize":
+		// As `stty size` (rows cols), after a line on stdin; "tty" when
+		// stdin is a terminal.
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+		ws, err := unix.IoctlGetWinsize(0, unix.TIOCGWINSZ)
+		if err != nil {
+			fmt.Println("not a terminal:", err)
+			return 1
+		}
+		fmt.Printf("%d %d\ntty\n", ws.Row, ws.Col)
+		return 0
 	case "exit":
 		code, _ := strconv.Atoi(append(args, "0")[0])
 		fmt.Println("exiting with", code)
@@ -110,4 +147,113 @@ func run(name string, args []string) int {
 	}
 	fmt.Fprintln(os.Stderr, "unknown command", name)
 	return 2
+}
+
+// tarCmd is the little of tar(1) kubectl cp runs: `tar cf - PATH` and
+// `tar [--no-same-permissions --no-same-owner] -xmf - [-C DIR]`.
+func tarCmd(args []string) int {
+	var mode, dir string
+	var paths []string
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "cf" || a == "-cf":
+			mode = "c"
+		case a == "xmf" || a == "-xmf" || a == "xf" || a == "-xf":
+			mode = "x"
+		case a == "-":
+		case a == "-C" && i+1 < len(args):
+			dir = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--"):
+		default:
+			paths = append(paths, a)
+		}
+	}
+	var err error
+	switch mode {
+	case "c":
+		err = tarCreate(os.Stdout, paths)
+	case "x":
+		err = tarExtract(os.Stdin, dir)
+	default:
+		err = fmt.Errorf("tar: unsupported arguments %q", args)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tar:", err)
+		return 2
+	}
+	return 0
+}
+
+func tarCreate(w io.Writer, paths []string) error {
+	tw := tar.NewWriter(w)
+	for _, root := range paths {
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			h, err := tar.FileInfoHeader(fi, "")
+			if err != nil {
+				return err
+			}
+			h.Name = strings.TrimPrefix(p, "/")
+			if d.IsDir() {
+				h.Name += "/"
+			}
+			if err := tw.WriteHeader(h); err != nil {
+				return err
+			}
+			if fi.Mode().IsRegular() {
+				f, err := os.Open(p)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				_, err = io.Copy(tw, f)
+				return err
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return tw.Close()
+}
+
+func tarExtract(r io.Reader, dir string) error {
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		p := filepath.Join(dir, filepath.Clean("/"+h.Name))
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				return err
+			}
+			f, err := os.OpenFile(p, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, fs.FileMode(h.Mode)&0o777)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(f, tr)
+			f.Close()
+			if err != nil {
+				return err
+			}
+		}
+	}
 }
