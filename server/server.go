@@ -23,6 +23,7 @@ import (
 	"github.com/skiff-dev/skiff/apiserver/patch"
 	"github.com/skiff-dev/skiff/apiserver/pki"
 	"github.com/skiff-dev/skiff/apiserver/portalloc"
+	"github.com/skiff-dev/skiff/apiserver/saadmission"
 	"github.com/skiff-dev/skiff/apiserver/svcalloc"
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/internal/config"
@@ -173,6 +174,11 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 		defer s.bg.Done()
 		s.graph.run(bgCtx, s.store, podsPrefix(apiserver.KeyFor(podInfo, "", "")))
 	}()
+	// saadmission mounts the ServiceAccount token volume in new pods.
+	saHook, err := saadmission.New(s.resource)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	v := version.Get()
 	s.api, err = apiserver.New(apiserver.Config{
 		Store:         s.store,
@@ -183,6 +189,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 		Hooks: map[string]apiserver.TxnHook{
 			"services": s.hook, "ipaddresses.networking.k8s.io": s.hook,
 			"nodes": nodeRestriction{}, "leases.coordination.k8s.io": nodeRestriction{},
+			"pods": saHook,
 		},
 		Patcher:    patcher,
 		Registerer: reg,
