@@ -43,11 +43,11 @@ type podManager struct {
 	hostRC  resolvConf
 	podsDir string
 	objects objectSource
-	tokens  tokenSource      // ServiceAccount tokens (projected.go)
+	tokens  tokenSource // ServiceAccount tokens (projected.go)
 	// services is the Services informer (the kubernetes Service's env);
 	// nil: no such variables.
 	services podCache
-	now     func() time.Time // the token manager's clock
+	now      func() time.Time // the token manager's clock
 
 	// wg tracks run, the workers, their probes and the stops they start.
 	wg sync.WaitGroup

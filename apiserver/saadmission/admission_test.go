@@ -168,4 +168,3 @@ func TestRandomSuffix(t *testing.T) {
 		}
 	}
 }
-
