@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -323,6 +324,16 @@ func (s *Server) sans() []string {
 	out = append(out, s.cfg.NodeIP...)
 	if h := s.parsed.ListenHost; h != "" && h != "0.0.0.0" && h != "::" {
 		out = append(out, h)
+	}
+	// Pods reach the API as the kubernetes Service (its ClusterIP, the
+	// first of --service-cidr, is KUBERNETES_SERVICE_HOST) and by its
+	// names, as kube-apiserver's certificate carries them.
+	if ip, err := ipalloc.New(s.parsed.ServiceCIDR); err == nil {
+		out = append(out, ip.FirstIP().String())
+	}
+	out = append(out, "kubernetes", "kubernetes.default", "kubernetes.default.svc")
+	if d := strings.TrimSuffix(s.cfg.ClusterDomain, "."); d != "" {
+		out = append(out, "kubernetes.default.svc."+d)
 	}
 	return out
 }
