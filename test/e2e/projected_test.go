@@ -73,7 +73,7 @@ func TestProjectedAndDownwardAPIVolumes(t *testing.T) {
 	eventually(t, 60*time.Second, "dapi shows its files", func() (bool, error) {
 		out := logs("dapi")
 		want := `labels=app="web", name=dapi cpu=250 namemode=400 lmode=644 conf=v1 pns=default ns=default dots=2 tmode=644 ca=` + caLine + ` host=10.96.0.1 port=443`
-		return strings.Contains(out, want), fmt.Errorf("want %q\nlogs end: %q\nstatus %+v", want, out[max(0, len(out)-400):], c.pod("default", "dapi").Status.ContainerStatuses)
+		return strings.Contains(out, want), fmt.Errorf("want %q\nlogs end: %q\nwaiting %s", want, out[max(0, len(out)-400):], waitingOf(c.pod("default", "dapi")))
 	})
 	p := c.pod("default", "dapi")
 	var vol string
@@ -165,7 +165,7 @@ func TestInClusterClient(t *testing.T) {
 		out, _ := c.cli("logs", "incluster")
 		return strings.Contains(out, "host https://10.96.0.1:443 namespace default") && strings.Contains(out, "pods: incluster\n") &&
 				strings.Contains(out, "secrets: forbidden=true"),
-			fmt.Errorf("logs end %q; status %+v", out[max(0, len(out)-600):], c.pod("default", "incluster").Status.ContainerStatuses)
+			fmt.Errorf("logs end %q; waiting %s", out[max(0, len(out)-600):], waitingOf(c.pod("default", "incluster")))
 	})
 }
 
@@ -217,4 +217,15 @@ func forwardFromNode(t *testing.T, c *cluster, from, to string) {
 			})
 		}
 	})
+}
+
+// waitingOf is the reasons and messages of p's waiting containers.
+func waitingOf(p *api.Pod) string {
+	var out []string
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil {
+			out = append(out, fmt.Sprintf("%s: %s %s", cs.Name, w.Reason, w.Message))
+		}
+	}
+	return strings.Join(out, "; ")
 }
