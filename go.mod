@@ -5,6 +5,7 @@ go 1.26.6
 require (
 	github.com/containernetworking/cni v1.3.1
 	github.com/evanphx/json-patch/v5 v5.9.11
+	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/nftables v0.3.0
 	github.com/mdlayher/netlink v1.11.2
 	github.com/miekg/dns v1.1.73

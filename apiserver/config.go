@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -35,6 +36,14 @@ type Config struct {
 	// Hooks run inside the write transaction, keyed "resource" (core) or
 	// "resource.group" ("services", "deployments.apps").
 	Hooks map[string]TxnHook
+	// Actions serve the POSTs that store nothing (actions.go), keyed
+	// "resource/sub" for a subresource of a served resource
+	// ("serviceaccounts/token") or "resource.group" for a cluster-scoped
+	// resource of its own ("selfsubjectreviews.authentication.k8s.io").
+	Actions map[string]*Action
+	// Paths are extra non-resource GET paths, served after authentication
+	// and authorization (Attributes.Path) as /metrics is.
+	Paths map[string]http.Handler
 	// Patcher applies a PATCH body; nil uses merge/JSON patch (strategic
 	// merge falls back to merge patch).
 	Patcher Patcher
@@ -68,7 +77,11 @@ type Config struct {
 // User is an authenticated caller.
 type User struct {
 	Name   string
+	UID    string
 	Groups []string
+	// Extra is what the authenticator adds (a ServiceAccount token's
+	// pod and node), shown by a SelfSubjectReview.
+	Extra map[string][]string
 }
 
 // Authenticator maps a bearer token to a user.

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"net"
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 )
@@ -112,7 +113,17 @@ func (s *Server) serveAPIGroup(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv *groupVersion) {
-	list := apiResourceList{Kind: "APIResourceList", APIVersion: "v1", GroupVersion: gv.order[0].info.GroupVersion()}
+	gvName := gv.version
+	if gv.group != "" {
+		gvName = gv.group + "/" + gv.version
+	}
+	list := apiResourceList{Kind: "APIResourceList", APIVersion: "v1", GroupVersion: gvName, Resources: []apiResource{}}
+	for _, name := range sortedKeys(gv.actions) {
+		a := gv.actions[name]
+		list.Resources = append(list.Resources, apiResource{
+			Name: name, SingularName: strings.ToLower(a.Kind), Kind: a.Kind, Verbs: []string{"create"},
+		})
+	}
 	for _, res := range gv.order {
 		info := res.info
 		list.Resources = append(list.Resources, apiResource{
@@ -135,6 +146,10 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv *g
 			case "finalize":
 				sr.Verbs = []string{"update"}
 			default:
+				if a := res.actions[sub]; a != nil {
+					sr.Group, sr.Version, sr.Kind, sr.Verbs = a.Group, a.Version, a.Kind, []string{"create"}
+					break
+				}
 				continue
 			}
 			list.Resources = append(list.Resources, sr)

@@ -47,6 +47,7 @@ type resource struct {
 	qualifiedKind string // Service, Deployment.apps
 	prefix        string
 	subs          map[string]bool
+	actions       map[string]*Action // subresources served by an Action (actions.go)
 	hook          TxnHook
 	isPods        bool
 	isNamespaces  bool

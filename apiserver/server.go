@@ -44,7 +44,8 @@ type Server struct {
 	groupNames  []string                 // non-core groups, sorted
 	byPtr       map[*api.ResourceInfo]*resource
 	byQualified map[string]*resource
-	nsRes       *resource // core namespaces, nil when not served
+	nsRes       *resource               // core namespaces, nil when not served
+	paths       map[string]http.Handler // Config.Paths
 
 	bufPool sync.Pool // *bufio.Writer for list responses
 	handler http.Handler
@@ -66,6 +67,7 @@ type groupVersion struct {
 	group, version string
 	resources      map[string]*resource
 	order          []*resource
+	actions        map[string]*Action // resources of their own (actions.go)
 }
 
 // New checks cfg and builds a Server.
@@ -167,6 +169,10 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("apiserver: hook for %q names no served resource", k)
 		}
 	}
+	if err := s.addActions(cfg.Actions); err != nil {
+		return nil, err
+	}
+	s.paths = cfg.Paths
 	sort.Strings(s.groupNames)
 	s.groupNames = compactStrings(s.groupNames)
 	s.bufPool.New = func() any { return bufio.NewWriterSize(io.Discard, 64<<10) }
@@ -253,6 +259,9 @@ func (s *Server) routes() http.Handler {
 			r.Get("/apis", s.serveAPIGroupList)
 			r.Get("/apis/{group}", s.serveAPIGroup)
 			s.openAPIRoutes(r) // openapi.go
+			for p, h := range s.paths {
+				r.Method(http.MethodGet, p, h)
+			}
 			if gv := s.groups["v1"]; gv != nil {
 				r.Get("/api/v1", func(w http.ResponseWriter, r *http.Request) { s.serveResourceList(w, r, gv) })
 			}
@@ -278,7 +287,12 @@ func (s *Server) routes() http.Handler {
 				}
 				return
 			}
-			s.serveResource(w, r, gv, chi.URLParam(r, "*"))
+			rest := chi.URLParam(r, "*")
+			if a := gv.actions[rest]; a != nil {
+				s.serveAction(w, r, a, Attributes{Group: gv.group, Resource: rest})
+				return
+			}
+			s.serveResource(w, r, gv, rest)
 		})
 	})
 	return r
@@ -340,6 +354,11 @@ func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, gv *gro
 		if s.unservedAllowed(w, req, gv, rest) {
 			writeError(w, pathNotFound())
 		}
+		return
+	}
+	if a := t.r.actions[t.sub]; a != nil && t.name != "" {
+		s.serveAction(w, req, a, Attributes{Group: t.r.info.Group, Resource: t.r.info.Resource,
+			Subresource: t.sub, Namespace: t.ns, Name: t.name})
 		return
 	}
 	verb := ""

@@ -14,6 +14,7 @@ import (
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/api/fields"
 	"github.com/skiff-dev/skiff/apiserver"
+	"github.com/skiff-dev/skiff/apiserver/satoken"
 	"github.com/skiff-dev/skiff/store"
 )
 
@@ -37,6 +38,7 @@ const (
 type tokenAuth struct {
 	tokens []tokenUser
 	nodes  *nodeTokens // per-node tokens (nodejoin.go); may be nil
+	sa     *saTokens   // ServiceAccount tokens (satoken.go); may be nil
 }
 
 type tokenUser struct {
@@ -56,8 +58,8 @@ func newTokenAuth(admin, join, dashboard string, nodes *nodeTokens) *tokenAuth {
 }
 
 // Authenticate compares in constant time against every known token, then
-// tries the token as a node token.
-func (a *tokenAuth) Authenticate(_ context.Context, token string) (apiserver.User, bool) {
+// tries the token as a node token, then as a ServiceAccount token.
+func (a *tokenAuth) Authenticate(ctx context.Context, token string) (apiserver.User, bool) {
 	var found apiserver.User
 	ok := false
 	for _, t := range a.tokens {
@@ -65,11 +67,16 @@ func (a *tokenAuth) Authenticate(_ context.Context, token string) (apiserver.Use
 			found, ok = t.user, true
 		}
 	}
-	if ok || a.nodes == nil {
+	if ok {
 		return found, ok
 	}
-	if name, ok := a.nodes.authenticate(token); ok {
-		return nodeUser(name), true
+	if a.nodes != nil {
+		if name, ok := a.nodes.authenticate(token); ok {
+			return nodeUser(name), true
+		}
+	}
+	if a.sa != nil && satoken.LooksLikeJWT(token) {
+		return a.sa.authenticate(ctx, token)
 	}
 	return apiserver.User{}, false
 }
@@ -152,12 +159,21 @@ func (p storePods) PodNodeName(ctx context.Context, ns, name string) (string, bo
 //     exist passes, so that the request gets its honest 404 (a node
 //     finishing a deletion someone else completed sees NotFound).
 //
+// A ServiceAccount (system:serviceaccount:<ns>:<name>, satoken.go) may
+// get, list and watch the objects and their status in its own namespace,
+// Secrets excepted (a namespace's view role; upstream grants nothing
+// without RBAC), and nothing else. A node may also create tokens for the
+// ServiceAccounts its pods run as (nodeGraph; satoken.go checks that the
+// token is bound to such a pod). Every user but the join token may create
+// the self reviews (upstream's system:basic-user).
+//
 // Non-resource paths (Kubernetes' nonResourceURLs, verb = the lowercase
 // method): everyone authenticated may get /healthz, /livez, /readyz,
 // /version and /version/ (upstream's system:public-info-viewer; the
 // server also serves them without a token); nodes and the dashboard may
 // get discovery and OpenAPI (/api, /api/*, /apis, /apis/*, /openapi,
-// /openapi/*: upstream's system:discovery); /metrics and every other path
+// /openapi/*: upstream's system:discovery), and so may ServiceAccounts,
+// which may also get the issuer discovery paths; /metrics and every other path
 // only admins. Unlike upstream, the join token does not read discovery:
 // it authenticates only to buy a node token (nodejoin.go).
 type authorizer struct {
@@ -195,12 +211,19 @@ func (z authorizer) AuthorizeView(ctx context.Context, u apiserver.User, a apise
 	if a.Path != "" {
 		return nil, authorizePath(u, a)
 	}
+	if isSelfReview(a) && !slices.Equal(u.Groups, []string{groupBootstr}) {
+		return nil, nil
+	}
 	var view apiserver.View
 	allowed := false
 	for _, g := range u.Groups {
 		switch g {
 		case groupMasters:
 			return nil, nil
+		case groupServiceAccounts:
+			if ns, _, ok := serviceAccountOf(u); ok && serviceAccountMay(ns, a) {
+				return nil, nil
+			}
 		case groupReadOnly:
 			if readVerbs[a.Verb] && !(a.Group == "" && a.Resource == "secrets") {
 				return nil, nil
@@ -226,6 +249,29 @@ func (z authorizer) AuthorizeView(ctx context.Context, u apiserver.User, a apise
 	return nil, fmt.Errorf("User %q cannot %s resource %q in API group %q%s", u.Name, a.Verb, resourceName(a), a.Group, scopeOf(a))
 }
 
+// isSelfReview: the reviews every user may create about itself
+// (upstream's system:basic-user).
+func isSelfReview(a apiserver.Attributes) bool {
+	if a.Verb != "create" || a.Subresource != "" || a.Path != "" {
+		return false
+	}
+	switch a.Group {
+	case "authorization.k8s.io":
+		return a.Resource == "selfsubjectaccessreviews" || a.Resource == "selfsubjectrulesreviews"
+	case "authentication.k8s.io":
+		return a.Resource == "selfsubjectreviews"
+	}
+	return false
+}
+
+// serviceAccountMay: a ServiceAccount may get, list and watch the objects
+// (and their status) of its own namespace, Secrets excepted; nothing
+// else (its self reviews and the paths are decided before).
+func serviceAccountMay(ns string, a apiserver.Attributes) bool {
+	return readVerbs[a.Verb] && a.Namespace == ns && (a.Subresource == "" || a.Subresource == "status") &&
+		!(a.Group == "" && a.Resource == "secrets")
+}
+
 // publicPaths anyone authenticated may get (system:public-info-viewer).
 var publicPaths = map[string]bool{"/healthz": true, "/livez": true, "/readyz": true, "/version": true, "/version/": true}
 
@@ -247,7 +293,9 @@ func authorizePath(u apiserver.User, a apiserver.Attributes) error {
 		case a.Verb != "get":
 		case publicPaths[a.Path]:
 			return nil
-		case (g == groupNodes || g == groupReadOnly) && isDiscoveryPath(a.Path):
+		case (g == groupNodes || g == groupReadOnly || g == groupServiceAccounts) && isDiscoveryPath(a.Path):
+			return nil
+		case g == groupServiceAccounts && (a.Path == pathOIDCConfig || a.Path == pathJWKS):
 			return nil
 		}
 	}
@@ -269,6 +317,19 @@ func (z authorizer) authorizeNode(ctx context.Context, node string, a apiserver.
 	switch {
 	case a.Subresource == "" && readVerbs[a.Verb] && nodeReads[res]:
 		return nil, true, nil
+	case res == "serviceaccounts" && a.Subresource == "token":
+		// NodeRestriction (satoken.go) checks that the token is bound
+		// to a pod bound to the node.
+		if a.Verb != "create" || z.graph == nil {
+			return nil, false, nil
+		}
+		wctx, cancel := context.WithTimeout(ctx, graphWait)
+		defer cancel()
+		if !z.graph.waitSynced(wctx) {
+			return nil, false, apiserver.NewStatus(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable,
+				"the node authorizer has not read the pods yet; retry")
+		}
+		return nil, z.graph.hasRef(node, objRef{a.Resource, a.Namespace, a.Name}), nil
 	case nodeRefReads[res]:
 		if a.Subresource != "" || a.Verb != "get" || z.graph == nil {
 			return nil, false, nil

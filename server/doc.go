@@ -46,6 +46,21 @@
 //     and OpenAPI. The NodeRestriction hook checks what needs the object:
 //     the name of a created Node or Lease, and that a node never sets or
 //     changes its podCIDR.
+//   - A node may create ServiceAccount tokens only for the
+//     ServiceAccounts of pods bound to it, bound to such a pod
+//     (satoken.go, upstream's NodeRestriction).
+//
+// # ServiceAccount tokens
+//
+// satoken.go serves the serviceaccounts/token subresource (TokenRequest)
+// and authenticates its JWTs (signed by tls/service-account.key through
+// apiserver/satoken) as system:serviceaccount:<ns>:<name>, checking on
+// every request that the ServiceAccount and the bound Pod or Secret still
+// exist with the token's uids; a ServiceAccount may read its own
+// namespace but Secrets (auth.go).
+//
+// # Nodes, continued
+//
 //   - nodeipam (controller/nodeipam) gives every Node a podCIDR out of
 //     --cluster-cidr (/--node-cidr-mask-size, 24 by default).
 //   - serviceaccount (controller/serviceaccount) keeps a "default"

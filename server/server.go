@@ -25,6 +25,7 @@ import (
 	"github.com/skiff-dev/skiff/apiserver/pki"
 	"github.com/skiff-dev/skiff/apiserver/portalloc"
 	"github.com/skiff-dev/skiff/apiserver/saadmission"
+	"github.com/skiff-dev/skiff/apiserver/satoken"
 	"github.com/skiff-dev/skiff/apiserver/svcalloc"
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/internal/config"
@@ -166,6 +167,19 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	}
 	s.nodeAPI = newNodeAPI(s.store, s.resource, clientCert, s.nodes, log.With("component", "nodeapi"))
 	s.auth = newTokenAuth(s.bundle.AdminToken, s.bundle.NodeToken, s.bundle.DashboardToken, s.nodes)
+	saKey, err := pki.ServiceAccountKey(cfg.DataDir, log.With("component", "pki"))
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	signer, err := satoken.New(saKey, "", nil)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s.auth.sa = newSATokens(signer, s.store, resourceTable(s.resource), log.With("component", "satoken"))
+	issuerPaths, err := s.auth.sa.discoveryPaths()
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	podInfo := resourceTable(s.resource)["pods"]
 	s.graph = newNodeGraph(log.With("component", "nodegraph"))
 	bgCtx, stopBg := context.WithCancel(context.WithoutCancel(ctx))
@@ -180,13 +194,18 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
+	authz := authorizer{pods: storePods{st: s.store, info: podInfo}, graph: s.graph}
 	v := version.Get()
 	s.api, err = apiserver.New(apiserver.Config{
 		Store:         s.store,
 		Resources:     s.resource,
 		Authenticator: s.auth,
 		PodLogs:       s.nodeAPI.PodLogs,
-		Authorizer:    authorizer{pods: storePods{st: s.store, info: podInfo}, graph: s.graph},
+		Authorizer:    authz,
+		Actions: map[string]*apiserver.Action{
+			"serviceaccounts/token": s.auth.sa.action(), // satoken.go
+		},
+		Paths: issuerPaths,
 		Hooks: map[string]apiserver.TxnHook{
 			"services": s.hook, "ipaddresses.networking.k8s.io": s.hook,
 			"nodes": nodeRestriction{}, "leases.coordination.k8s.io": nodeRestriction{},
