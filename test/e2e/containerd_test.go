@@ -453,7 +453,7 @@ func runContainerd(t *testing.T, mode string) {
 		c.mustCLI("delete", "pod", "cfg-ctr", "--grace-period=1")
 	})
 
-	c.run(t, "downwardAPI, projected and token volumes", func(t *testing.T) {
+	c.run(t, "downwardAPI projected and token volumes", func(t *testing.T) {
 		c.mustCLI("apply", "-f", writeFile(t, "cfg.yaml", configPod))
 		c.mustCLI("apply", "-f", writeFile(t, "proj.yaml", projectedPod))
 		sa := "/var/run/secrets/kubernetes.io/serviceaccount/"
