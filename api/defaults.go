@@ -87,6 +87,36 @@ func DefaultPodSpec(s *PodSpec) {
 		if v.Secret != nil && v.Secret.DefaultMode == nil {
 			v.Secret.DefaultMode = ptrTo[int32](0o644)
 		}
+		if d := v.DownwardAPI; d != nil {
+			if d.DefaultMode == nil {
+				d.DefaultMode = ptrTo[int32](0o644)
+			}
+			defaultDownwardAPIFiles(d.Items)
+		}
+		if p := v.Projected; p != nil {
+			if p.DefaultMode == nil {
+				p.DefaultMode = ptrTo[int32](0o644)
+			}
+			for j := range p.Sources {
+				src := &p.Sources[j]
+				if src.DownwardAPI != nil {
+					defaultDownwardAPIFiles(src.DownwardAPI.Items)
+				}
+				if t := src.ServiceAccountToken; t != nil && t.ExpirationSeconds == nil {
+					t.ExpirationSeconds = ptrTo[int64](3600)
+				}
+			}
+		}
+	}
+}
+
+// defaultDownwardAPIFiles sets a fieldRef's apiVersion v1, as Kubernetes
+// defaults every ObjectFieldSelector.
+func defaultDownwardAPIFiles(items []DownwardAPIVolumeFile) {
+	for i := range items {
+		if f := items[i].FieldRef; f != nil && f.APIVersion == "" {
+			f.APIVersion = "v1"
+		}
 	}
 }
 

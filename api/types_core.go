@@ -223,6 +223,67 @@ type VolumeSource struct {
 	EmptyDir  *EmptyDirVolumeSource  `json:"emptyDir,omitempty"`
 	Secret    *SecretVolumeSource    `json:"secret,omitempty"`
 	ConfigMap *ConfigMapVolumeSource `json:"configMap,omitempty"`
+	// DownwardAPI writes fields of the pod to files.
+	DownwardAPI *DownwardAPIVolumeSource `json:"downwardAPI,omitempty"`
+	// Projected merges several sources into one directory.
+	Projected *ProjectedVolumeSource `json:"projected,omitempty"`
+}
+
+// DownwardAPIVolumeSource writes pod fields (labels, annotations, name,
+// namespace, uid) and container resources to files.
+type DownwardAPIVolumeSource struct {
+	Items       []DownwardAPIVolumeFile `json:"items,omitempty"`
+	DefaultMode *int32                  `json:"defaultMode,omitempty"`
+}
+
+// DownwardAPIVolumeFile is one file of a downwardAPI volume: exactly one
+// of FieldRef and ResourceFieldRef.
+type DownwardAPIVolumeFile struct {
+	Path             string                 `json:"path"`
+	FieldRef         *ObjectFieldSelector   `json:"fieldRef,omitempty"`
+	ResourceFieldRef *ResourceFieldSelector `json:"resourceFieldRef,omitempty"`
+	Mode             *int32                 `json:"mode,omitempty"`
+}
+
+// ProjectedVolumeSource is a volume made of several sources.
+type ProjectedVolumeSource struct {
+	Sources     []VolumeProjection `json:"sources"`
+	DefaultMode *int32             `json:"defaultMode,omitempty"`
+}
+
+// VolumeProjection is one source of a projected volume: exactly one field.
+type VolumeProjection struct {
+	Secret              *SecretProjection              `json:"secret,omitempty"`
+	DownwardAPI         *DownwardAPIProjection         `json:"downwardAPI,omitempty"`
+	ConfigMap           *ConfigMapProjection           `json:"configMap,omitempty"`
+	ServiceAccountToken *ServiceAccountTokenProjection `json:"serviceAccountToken,omitempty"`
+}
+
+// SecretProjection projects a Secret's keys.
+type SecretProjection struct {
+	LocalObjectReference `json:",inline"`
+	Items                []KeyToPath `json:"items,omitempty"`
+	Optional             *bool       `json:"optional,omitempty"`
+}
+
+// ConfigMapProjection projects a ConfigMap's keys.
+type ConfigMapProjection struct {
+	LocalObjectReference `json:",inline"`
+	Items                []KeyToPath `json:"items,omitempty"`
+	Optional             *bool       `json:"optional,omitempty"`
+}
+
+// DownwardAPIProjection projects pod fields.
+type DownwardAPIProjection struct {
+	Items []DownwardAPIVolumeFile `json:"items,omitempty"`
+}
+
+// ServiceAccountTokenProjection projects a token of the pod's
+// ServiceAccount, bound to the pod (a TokenRequest made by the node).
+type ServiceAccountTokenProjection struct {
+	Audience          string `json:"audience,omitempty"`
+	ExpirationSeconds *int64 `json:"expirationSeconds,omitempty"`
+	Path              string `json:"path"`
 }
 
 // HostPathVolumeSource mounts a path of the node.

@@ -207,12 +207,25 @@ func validateVolumeSource(s *VolumeSource, path *field.Path) field.ErrorList {
 		}
 		errs = append(errs, validateKeyToPaths(s.Secret.Items, s.Secret.DefaultMode, p)...)
 	}
+	if s.DownwardAPI != nil && more("downwardAPI") {
+		p := path.Child("downwardAPI")
+		if s.DownwardAPI.DefaultMode != nil {
+			errs = append(errs, validateFileMode(*s.DownwardAPI.DefaultMode, p.Child("defaultMode"))...)
+		}
+		// Kubernetes names the volume, not the item, in an item's errors.
+		for i := range s.DownwardAPI.Items {
+			errs = append(errs, validateDownwardAPIVolumeFile(&s.DownwardAPI.Items[i], p)...)
+		}
+	}
 	if s.ConfigMap != nil && more("configMap") {
 		p := path.Child("configMap")
 		if s.ConfigMap.Name == "" {
 			errs = append(errs, field.Required(p.Child("name"), ""))
 		}
 		errs = append(errs, validateKeyToPaths(s.ConfigMap.Items, s.ConfigMap.DefaultMode, p)...)
+	}
+	if s.Projected != nil && more("projected") {
+		errs = append(errs, validateProjectedVolumeSource(s.Projected, path.Child("projected"))...)
 	}
 	if n == 0 {
 		errs = append(errs, field.Required(path, "must specify a volume type"))
@@ -238,6 +251,121 @@ func validateKeyToPaths(items []KeyToPath, defaultMode *int32, path *field.Path)
 	}
 	if defaultMode != nil {
 		errs = append(errs, validateFileMode(*defaultMode, path.Child("defaultMode"))...)
+	}
+	return errs
+}
+
+// validVolumeFieldPaths are the pod fields a downwardAPI file may read
+// (besides metadata.labels['k'] and metadata.annotations['k']).
+var validVolumeFieldPaths = []string{"metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid"}
+
+// validateDownwardAPIVolumeFile is Kubernetes' check of one downwardAPI
+// file: a local path, exactly one of fieldRef and resourceFieldRef (with
+// a containerName), a mode.
+func validateDownwardAPIVolumeFile(f *DownwardAPIVolumeFile, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if f.Path == "" {
+		errs = append(errs, field.Required(path.Child("path"), ""))
+	}
+	errs = append(errs, validateLocalNonReservedPath(f.Path, path.Child("path"))...)
+	switch {
+	case f.FieldRef != nil:
+		errs = append(errs, validateObjectFieldSelectorIn(f.FieldRef, validVolumeFieldPaths, path.Child("fieldRef"))...)
+		if f.ResourceFieldRef != nil {
+			errs = append(errs, field.Invalid(path, "resource", "fieldRef and resourceFieldRef can not be specified simultaneously"))
+		}
+	case f.ResourceFieldRef != nil:
+		p := path.Child("resourceFieldRef")
+		if f.ResourceFieldRef.ContainerName == "" {
+			errs = append(errs, field.Required(p.Child("containerName"), ""))
+		}
+		errs = append(errs, validateResourceFieldSelector(f.ResourceFieldRef, p)...)
+	default:
+		errs = append(errs, field.Required(path, "one of fieldRef and resourceFieldRef is required"))
+	}
+	if f.Mode != nil {
+		errs = append(errs, validateFileMode(*f.Mode, path.Child("mode"))...)
+	}
+	return errs
+}
+
+// validateProjectedVolumeSource is Kubernetes' check of a projected
+// volume: defaultMode, one kind per source, the paths of all sources
+// distinct, a serviceAccountToken's expirationSeconds in [600, 2^32] and
+// a local path.
+func validateProjectedVolumeSource(pv *ProjectedVolumeSource, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if pv.DefaultMode != nil {
+		errs = append(errs, validateFileMode(*pv.DefaultMode, path.Child("defaultMode"))...)
+	}
+	paths := map[string]bool{}
+	dup := func(p, what string) {
+		if p == "" {
+			return
+		}
+		if paths[p] {
+			errs = append(errs, field.Invalid(path, what, "conflicting duplicate paths"))
+		}
+		paths[p] = true
+	}
+	for i, src := range pv.Sources {
+		n := 0
+		sp := path.Child("sources").Index(i)
+		if src.Secret != nil {
+			n++
+			p := sp.Child("secret")
+			if src.Secret.Name == "" {
+				errs = append(errs, field.Required(p.Child("name"), ""))
+			}
+			errs = append(errs, validateKeyToPaths(src.Secret.Items, nil, p)...)
+			for _, it := range src.Secret.Items {
+				dup(it.Path, src.Secret.Name)
+			}
+		}
+		if src.ConfigMap != nil {
+			n++
+			p := sp.Child("configMap")
+			if src.ConfigMap.Name == "" {
+				errs = append(errs, field.Required(p.Child("name"), ""))
+			}
+			errs = append(errs, validateKeyToPaths(src.ConfigMap.Items, nil, p)...)
+			for _, it := range src.ConfigMap.Items {
+				dup(it.Path, src.ConfigMap.Name)
+			}
+		}
+		if src.DownwardAPI != nil {
+			n++
+			p := sp.Child("downwardAPI")
+			for j := range src.DownwardAPI.Items {
+				f := &src.DownwardAPI.Items[j]
+				errs = append(errs, validateDownwardAPIVolumeFile(f, p)...)
+				dup(f.Path, f.Path)
+			}
+		}
+		if t := src.ServiceAccountToken; t != nil {
+			n++
+			p := sp.Child("serviceAccountToken")
+			var exp int64
+			if t.ExpirationSeconds != nil {
+				exp = *t.ExpirationSeconds
+			}
+			if exp < 10*60 {
+				errs = append(errs, field.Invalid(p.Child("expirationSeconds"), exp, "may not specify a duration less than 10 minutes"))
+			}
+			if exp > 1<<32 {
+				errs = append(errs, field.Invalid(p.Child("expirationSeconds"), exp, "may not specify a duration larger than 2^32 seconds"))
+			}
+			// Kubernetes names the volume's path here, not the source's.
+			if t.Path == "" {
+				errs = append(errs, field.Required(path.Child("path"), ""))
+			} else {
+				errs = append(errs, validateLocalNonReservedPath(t.Path, path.Child("path"))...)
+			}
+			dup(t.Path, t.Path)
+		}
+		if n > 1 {
+			errs = append(errs, field.Forbidden(sp, "may not specify more than 1 volume type per source"))
+		}
 	}
 	return errs
 }
@@ -453,12 +581,7 @@ func validateEnvVarValueFrom(ev EnvVar, path *field.Path) field.ErrorList {
 	}
 	if vf.ResourceFieldRef != nil {
 		n++
-		p := path.Child("resourceFieldRef")
-		if vf.ResourceFieldRef.Resource == "" {
-			errs = append(errs, field.Required(p.Child("resource"), ""))
-		} else if !slices.Contains(validResourceFieldRefs, vf.ResourceFieldRef.Resource) {
-			errs = append(errs, field.NotSupported(p.Child("resource"), vf.ResourceFieldRef.Resource, validResourceFieldRefs))
-		}
+		errs = append(errs, validateResourceFieldSelector(vf.ResourceFieldRef, path.Child("resourceFieldRef"))...)
 	}
 	if vf.ConfigMapKeyRef != nil {
 		n++
@@ -480,6 +603,12 @@ func validateEnvVarValueFrom(ev EnvVar, path *field.Path) field.ErrorList {
 }
 
 func validateObjectFieldSelector(fs *ObjectFieldSelector, path *field.Path) field.ErrorList {
+	return validateObjectFieldSelectorIn(fs, validEnvFieldPaths, path)
+}
+
+// validateObjectFieldSelectorIn checks a fieldRef against the paths valid
+// where it is used (env or a downwardAPI file).
+func validateObjectFieldSelectorIn(fs *ObjectFieldSelector, valid []string, path *field.Path) field.ErrorList {
 	if fs.APIVersion == "" {
 		return field.ErrorList{field.Required(path.Child("apiVersion"), "")}
 	}
@@ -501,8 +630,18 @@ func validateObjectFieldSelector(fs *ObjectFieldSelector, path *field.Path) fiel
 			return field.ErrorList{field.Invalid(path, base, "does not support subscript")}
 		}
 	}
-	if !slices.Contains(validEnvFieldPaths, fs.FieldPath) {
-		return field.ErrorList{field.NotSupported(path.Child("fieldPath"), fs.FieldPath, validEnvFieldPaths)}
+	if !slices.Contains(valid, fs.FieldPath) {
+		return field.ErrorList{field.NotSupported(path.Child("fieldPath"), fs.FieldPath, valid)}
+	}
+	return nil
+}
+
+func validateResourceFieldSelector(rf *ResourceFieldSelector, p *field.Path) field.ErrorList {
+	if rf.Resource == "" {
+		return field.ErrorList{field.Required(p.Child("resource"), "")}
+	}
+	if !slices.Contains(validResourceFieldRefs, rf.Resource) {
+		return field.ErrorList{field.NotSupported(p.Child("resource"), rf.Resource, validResourceFieldRefs)}
 	}
 	return nil
 }

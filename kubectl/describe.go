@@ -651,8 +651,44 @@ func describeVolumes(p *prefixWriter, vols []api.Volume, level int) {
 		case v.ConfigMap != nil:
 			p.write(level+2, "Type:\tConfigMap (a volume populated by a ConfigMap)\n")
 			p.write(level+2, "Name:\t%s\n", v.ConfigMap.Name)
+		case v.DownwardAPI != nil:
+			p.write(level+2, "Type:\tDownwardAPI (a volume populated by information about the pod)\n")
+			p.write(level+2, "Items:\n")
+			for _, it := range v.DownwardAPI.Items {
+				switch {
+				case it.FieldRef != nil:
+					p.write(level+3, "%s -> %s\n", it.FieldRef.FieldPath, it.Path)
+				case it.ResourceFieldRef != nil:
+					p.write(level+3, "%s -> %s\n", it.ResourceFieldRef.Resource, it.Path)
+				}
+			}
+		case v.Projected != nil:
+			// As kubectl's printProjectedVolumeSource.
+			p.write(level+2, "Type:\tProjected (a volume that contains injected data from multiple sources)\n")
+			for _, src := range v.Projected.Sources {
+				switch {
+				case src.Secret != nil:
+					p.write(level+2, "SecretName:\t%s\n", src.Secret.Name)
+					p.write(level+2, "SecretOptionalName:\t%s\n", optionalString(src.Secret.Optional))
+				case src.DownwardAPI != nil:
+					p.write(level+2, "DownwardAPI:\ttrue\n")
+				case src.ConfigMap != nil:
+					p.write(level+2, "ConfigMapName:\t%s\n", src.ConfigMap.Name)
+					p.write(level+2, "ConfigMapOptional:\t%s\n", optionalString(src.ConfigMap.Optional))
+				case src.ServiceAccountToken != nil && src.ServiceAccountToken.ExpirationSeconds != nil:
+					p.write(level+2, "TokenExpirationSeconds:\t%d\n", *src.ServiceAccountToken.ExpirationSeconds)
+				}
+			}
 		}
 	}
+}
+
+// optionalString prints an optional flag as kubectl does (<nil> when unset).
+func optionalString(b *bool) string {
+	if b == nil {
+		return "<nil>"
+	}
+	return fmt.Sprint(*b)
 }
 
 // sliceEndpointsFor renders the ready endpoints of a Service port from

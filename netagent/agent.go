@@ -269,6 +269,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		rec = r
 	}
 	pm := newPodManager(&a.cfg, a.deps.Runtime, net, a.deps.NodeNetNS, a.api, nodePods, rec, gw)
+	pm.services = inf.services
 	nodePods.AddEventHandler(pm.handlers())
 	a.mu.Lock()
 	a.pm = pm

@@ -176,7 +176,7 @@ func (w *podWorker) killForProbe(ctx context.Context, pod *api.Pod, c *ctr, plan
 }
 
 func (w *podWorker) startContainer(ctx context.Context, pod *api.Pod, c *ctr) error {
-	ec := envContext{podIP: w.net.IP, hostIPs: w.m.cfg.NodeIPs, nodeName: w.m.cfg.NodeName}
+	ec := envContext{podIP: w.net.IP, hostIPs: w.m.cfg.NodeIPs, nodeName: w.m.cfg.NodeName, serviceEnv: w.m.kubernetesServiceEnv()}
 	env, warns, err := containerEnv(ctx, pod, &c.spec, ec, w.m.objects)
 	for _, wn := range warns {
 		w.m.event(pod, api.EventTypeWarning, wn.reason, "%s", wn.msg)

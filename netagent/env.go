@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"maps"
 	"math/big"
+	"net"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/skiff-dev/skiff/api"
@@ -18,6 +20,43 @@ type envContext struct {
 	podIP    netip.Addr
 	hostIPs  []netip.Addr
 	nodeName string
+	// serviceEnv are the variables of the kubernetes Service
+	// (serviceEnvVars), "NAME=value".
+	serviceEnv []string
+}
+
+// serviceEnvVars is the kubelet's FromServices for one Service:
+// <NAME>_SERVICE_HOST, <NAME>_SERVICE_PORT (the first port),
+// <NAME>_SERVICE_PORT_<PORT NAME> for named ports, and the Docker link
+// variables <NAME>_PORT, <NAME>_PORT_<port>_<PROTO>{,_PROTO,_PORT,_ADDR}.
+// A Service without a ClusterIP (or None) or ports has none.
+func serviceEnvVars(svc *api.Service) []string {
+	ip := svc.Spec.ClusterIP
+	if ip == "" || ip == "None" || len(svc.Spec.Ports) == 0 {
+		return nil
+	}
+	envName := func(s string) string { return strings.ToUpper(strings.ReplaceAll(s, "-", "_")) }
+	prefix := envName(svc.Name)
+	out := []string{prefix + "_SERVICE_HOST=" + ip, fmt.Sprintf("%s_SERVICE_PORT=%d", prefix, svc.Spec.Ports[0].Port)}
+	for _, sp := range svc.Spec.Ports {
+		if sp.Name != "" {
+			out = append(out, fmt.Sprintf("%s_SERVICE_PORT_%s=%d", prefix, envName(sp.Name), sp.Port))
+		}
+	}
+	for i, sp := range svc.Spec.Ports {
+		proto := string(sp.Protocol)
+		if proto == "" {
+			proto = "TCP"
+		}
+		hp := net.JoinHostPort(ip, strconv.Itoa(int(sp.Port)))
+		url := strings.ToLower(proto) + "://" + hp
+		if i == 0 {
+			out = append(out, prefix+"_PORT="+url)
+		}
+		pp := fmt.Sprintf("%s_PORT_%d_%s", prefix, sp.Port, strings.ToUpper(proto))
+		out = append(out, pp+"="+url, pp+"_PROTO="+strings.ToLower(proto), fmt.Sprintf("%s_PORT=%d", pp, sp.Port), pp+"_ADDR="+ip)
+	}
+	return out
 }
 
 // errEnvConfig marks a container whose env cannot be built (reason
@@ -69,6 +108,10 @@ type envWarning struct{ reason, msg string }
 //     is left empty;
 //   - configMapKeyRef and secretKeyRef: one key; a missing object or key
 //     is skipped when optional, else it fails the container.
+//
+// Last come ec.serviceEnv (the kubernetes Service's KUBERNETES_SERVICE_HOST
+// and the rest, as the kubelet adds them to every pod), each unless the
+// container set that name; $(VAR) in env may refer to them.
 //
 // A failure is an errEnvConfig (reason CreateContainerConfigError) with
 // the kubelet's message: `configmap "x" not found`, `couldn't find key k
@@ -137,9 +180,24 @@ func containerEnv(ctx context.Context, pod *api.Pod, c *api.Container, ec envCon
 				strings.Join(invalid, ", "), what, ns, name)})
 		}
 	}
+	svcVals := map[string]string{}
+	for _, kv := range ec.serviceEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		svcVals[k] = v
+	}
+	// lookup is vals, then the Service variables (the kubelet's
+	// MappingFuncFor(env, serviceEnv)).
+	lookup := func() map[string]string {
+		if len(svcVals) == 0 {
+			return vals
+		}
+		m := maps.Clone(svcVals)
+		maps.Copy(m, vals)
+		return m
+	}
 	for _, e := range c.Env {
 		if e.ValueFrom == nil {
-			set(e.Name, expandRefs(e.Value, vals))
+			set(e.Name, expandRefs(e.Value, lookup()))
 			continue
 		}
 		vf := e.ValueFrom
@@ -194,9 +252,14 @@ func containerEnv(ctx context.Context, pod *api.Pod, c *api.Container, ec envCon
 			set(e.Name, string(v))
 		}
 	}
-	out := make([]string, 0, len(names))
+	out := make([]string, 0, len(names)+len(ec.serviceEnv))
 	for _, k := range names {
 		out = append(out, k+"="+vals[k])
+	}
+	for _, kv := range ec.serviceEnv {
+		if k, _, _ := strings.Cut(kv, "="); !slices.Contains(names, k) {
+			out = append(out, kv)
+		}
 	}
 	return out, warns, nil
 }

@@ -13,11 +13,18 @@ import (
 // objects its pods reference, and never list or watch them).
 type apiObjects struct {
 	api       API
+	do        doer // TokenRequests (projected.go); nil when a cannot send them
 	cms, secs *api.ResourceInfo
 }
 
+// doer sends a raw request; *client.Client satisfies it.
+type doer interface {
+	Do(ctx context.Context, method, path string, body, out any) error
+}
+
 func newAPIObjects(a API) *apiObjects {
-	return &apiObjects{api: a,
+	d, _ := a.(doer)
+	return &apiObjects{api: a, do: d,
 		cms:  api.Lookup(api.Resources(), "v1", "configmaps"),
 		secs: api.Lookup(api.Resources(), "v1", "secrets"),
 	}

@@ -43,6 +43,11 @@ type podManager struct {
 	hostRC  resolvConf
 	podsDir string
 	objects objectSource
+	tokens  tokenSource // ServiceAccount tokens (projected.go)
+	// services is the Services informer (the kubernetes Service's env);
+	// nil: no such variables.
+	services podCache
+	now      func() time.Time // the token manager's clock
 
 	// wg tracks run, the workers, their probes and the stops they start.
 	wg sync.WaitGroup
@@ -321,9 +326,27 @@ func newPodManager(cfg *Config, rt runtime.Runtime, net PodNetwork, netns NetNS,
 		adopted: map[string][]runtime.ContainerStatus{}, lastSeen: map[string]string{},
 	}
 	m.status = newStatusManager(a, pods, cfg.Logger)
-	m.objects = newAPIObjects(a)
+	objs := newAPIObjects(a)
+	m.objects, m.tokens, m.now = objs, objs, time.Now
 	m.prober = &probe.Prober{Exec: rt, Dial: dialIn(netns)}
 	return m
+}
+
+// kubernetesServiceEnv is the env of default/kubernetes, which the
+// kubelet gives every container (also with enableServiceLinks false).
+func (m *podManager) kubernetesServiceEnv() []string {
+	if m.services == nil {
+		return nil
+	}
+	obj, ok := m.services.Get("default", "kubernetes")
+	if !ok {
+		return nil
+	}
+	svc, _ := obj.(*api.Service)
+	if svc == nil {
+		return nil
+	}
+	return serviceEnvVars(svc)
 }
 
 // dialIn dials from inside the node's network namespace.

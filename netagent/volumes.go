@@ -65,6 +65,10 @@ func (w *podWorker) volumeDir(v *api.Volume) (string, error) {
 		return filepath.Join(base, volKindEmptyDir, v.Name), nil
 	case v.HostPath != nil:
 		return v.HostPath.Path, nil
+	case v.DownwardAPI != nil:
+		return filepath.Join(base, volKindDownwardAPI, v.Name), nil
+	case v.Projected != nil:
+		return filepath.Join(base, volKindProjected, v.Name), nil
 	}
 	return "", fmt.Errorf("volume %q: unsupported volume type", v.Name)
 }
@@ -90,7 +94,7 @@ func (w *podWorker) containerMounts(ctx context.Context, pod *api.Pod, c *api.Co
 			return nil, errVolume{fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", v.Name, err)}
 		}
 		src := dir
-		ro := vm.ReadOnly || v.ConfigMap != nil || v.Secret != nil
+		ro := vm.ReadOnly || rendered(v)
 		if vm.SubPath != "" {
 			if err := atomicwriter.ValidatePath(vm.SubPath); err != nil {
 				return nil, errVolume{fmt.Sprintf("volume %q: subPath: %v", v.Name, err)}
@@ -114,6 +118,12 @@ func (w *podWorker) containerMounts(ctx context.Context, pod *api.Pod, c *api.Co
 		out = append(out, runtime.Mount{Source: src, Destination: vm.MountPath, ReadOnly: ro})
 	}
 	return out, nil
+}
+
+// rendered tells the volumes the agent writes (always mounted read-only,
+// refreshed while the pod runs).
+func rendered(v *api.Volume) bool {
+	return v.ConfigMap != nil || v.Secret != nil || v.DownwardAPI != nil || v.Projected != nil
 }
 
 func isWithin(dir, p string) bool {
@@ -165,6 +175,9 @@ func (w *podWorker) setUpVolume(ctx context.Context, pod *api.Pod, v *api.Volume
 // a failure (a missing key or object that is not optional) dir keeps
 // what it holds.
 func (w *podWorker) writeObjectVolume(ctx context.Context, pod *api.Pod, v *api.Volume, dir string) (bool, error) {
+	if v.DownwardAPI != nil || v.Projected != nil {
+		return w.writeProjectedVolume(ctx, pod, v, dir) // projected.go
+	}
 	var data map[string][]byte
 	var items []api.KeyToPath
 	var mode *int32
@@ -267,7 +280,7 @@ func (w *podWorker) refreshVolumes(ctx context.Context, pod *api.Pod, now time.T
 	w.volumesAt = time.Time{}
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
-		if v.ConfigMap == nil && v.Secret == nil || w.volumes[v.Name].immutable {
+		if !rendered(v) || w.volumes[v.Name].immutable {
 			continue
 		}
 		w.volumesAt = now.Add(min(volumeRefresh, w.m.cfg.ResyncPeriod))

@@ -80,6 +80,7 @@ type podWorker struct {
 	seeded     bool
 	volumes    map[string]objVolume // configMap and secret volumes written (volumes.go)
 	volumesAt  time.Time            // next refresh of volumes
+	tokens     map[string]*podToken // ServiceAccount tokens (projected.go)
 }
 
 func newPodWorker(m *podManager, pod *api.Pod) *podWorker {

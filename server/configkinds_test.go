@@ -293,7 +293,16 @@ func TestDefaultServiceAccount(t *testing.T) {
 	if pod.Spec.ServiceAccountName != "default" || pod.Spec.DeprecatedServiceAccount != "default" {
 		t.Fatalf("pod serviceAccountName %q serviceAccount %q", pod.Spec.ServiceAccountName, pod.Spec.DeprecatedServiceAccount)
 	}
+	// A pod naming a ServiceAccount that does not exist is refused, as by
+	// Kubernetes' ServiceAccount admission; once it exists the pod is admitted.
 	named := &api.Pod{ObjectMeta: api.ObjectMeta{Name: "q"}, Spec: api.PodSpec{ServiceAccountName: "builder", Containers: []api.Container{{Name: "c", Image: "busybox"}}}}
+	if err := c.Create(ctx, resPods, "team-a", api.DeepCopy(named)); !client.IsForbidden(err) ||
+		!strings.Contains(err.Error(), `error looking up service account team-a/builder: serviceaccount "builder" not found`) {
+		t.Fatalf("named, no ServiceAccount: %v", err)
+	}
+	if err := c.Create(ctx, resSAs, "team-a", &api.ServiceAccount{ObjectMeta: api.ObjectMeta{Name: "builder"}}); err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Create(ctx, resPods, "team-a", named); err != nil || named.Spec.ServiceAccountName != "builder" {
 		t.Fatalf("named: %v %q", err, named.Spec.ServiceAccountName)
 	}
@@ -306,7 +315,7 @@ func TestDefaultServiceAccount(t *testing.T) {
 		count[sa.Namespace+"/"+sa.Name]++
 	}
 	for k, n := range count {
-		if n != 1 || !strings.HasSuffix(k, "/default") {
+		if n != 1 || !strings.HasSuffix(k, "/default") && k != "team-a/builder" {
 			t.Errorf("service account %s: %d", k, n)
 		}
 	}

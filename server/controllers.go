@@ -15,6 +15,7 @@ import (
 	"github.com/skiff-dev/skiff/controller/namespace"
 	"github.com/skiff-dev/skiff/controller/nodeipam"
 	"github.com/skiff-dev/skiff/controller/nodelifecycle"
+	"github.com/skiff-dev/skiff/controller/rootcacert"
 	"github.com/skiff-dev/skiff/controller/serviceaccount"
 	"github.com/skiff-dev/skiff/controller/servicelb"
 	"github.com/skiff-dev/skiff/controller/statefulset"
@@ -100,6 +101,21 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 			s.log.Error("serviceaccount: not started", "err", err)
 		} else {
 			add("serviceaccount", sa.Run)
+		}
+	}
+	if enabled("root-ca-cert-publisher") {
+		// rootcacert keeps a kube-root-ca.crt ConfigMap in every namespace.
+		if rc, err := rootcacert.New(rootcacert.Deps{
+			Client: c, Namespaces: informer("namespaces", "namespaces", ""),
+			ConfigMaps: inf.For(res["configmaps"], client.InformerOptions{
+				FieldSelector: "metadata.name=" + rootcacert.ConfigMapName, Logger: s.log.With("informer", "kube-root-ca.crt"),
+			}),
+			RootCA: s.bundle.CACertPEM,
+			Log:    s.log.With("component", "root-ca-cert-publisher"),
+		}); err != nil {
+			s.log.Error("root-ca-cert-publisher: not started", "err", err)
+		} else {
+			add("root-ca-cert-publisher", rc.Run)
 		}
 	}
 	if enabled("endpointslice") {

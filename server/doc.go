@@ -67,8 +67,9 @@
 //     --cluster-cidr (/--node-cidr-mask-size, 24 by default).
 //   - serviceaccount (controller/serviceaccount) keeps a "default"
 //     ServiceAccount in every active namespace. The pods hook
-//     (sapullsecrets.go) gives a pod created without imagePullSecrets its
-//     ServiceAccount's, as upstream's ServiceAccount admission does.
+//     (apiserver/saadmission, upstream's ServiceAccount admission) mounts
+//     the token volume in a new pod and gives a pod created without
+//     imagePullSecrets its ServiceAccount's.
 //   - Unless --disable-agent, Start also runs a node agent for this machine
 //     (agent.go): it joins over the server's own URL like any agent, with
 //     its state in the data dir. A test binary runs it only when

@@ -12,8 +12,8 @@ import (
 // TestServiceAccountPullSecrets: a pod created without imagePullSecrets
 // gets its ServiceAccount's (the default one when it names none), as
 // upstream's ServiceAccount admission gives them; a pod listing its own
-// keeps them; an absent ServiceAccount adds nothing; an update of the pod
-// does not add them.
+// keeps them; a ServiceAccount without any adds nothing; an update of the
+// pod does not add them (apiserver/saadmission).
 func TestServiceAccountPullSecrets(t *testing.T) {
 	ts := servertest.Start(t, servertest.Options{})
 	c := ts.Client()
@@ -36,6 +36,9 @@ func TestServiceAccountPullSecrets(t *testing.T) {
 		}
 		return out
 	}
+	if err := c.Create(ctx, resSAs, "default", &api.ServiceAccount{ObjectMeta: api.ObjectMeta{Name: "bare"}}); err != nil {
+		t.Fatal(err)
+	}
 	puller := &api.ServiceAccount{ObjectMeta: api.ObjectMeta{Name: "puller"}, ImagePullSecrets: refs("regcred", "backup")}
 	if err := c.Create(ctx, resSAs, "default", puller); err != nil {
 		t.Fatal(err)
@@ -56,7 +59,7 @@ func TestServiceAccountPullSecrets(t *testing.T) {
 		{name: "from-puller", sa: "puller", want: []string{"regcred", "backup"}},
 		{name: "from-default", want: []string{"default-cred"}},
 		{name: "own", sa: "puller", own: []string{"mine"}, want: []string{"mine"}},
-		{name: "absent-sa", sa: "nobody", want: nil},
+		{name: "bare-sa", sa: "bare", want: nil},
 	} {
 		pod := &api.Pod{ObjectMeta: api.ObjectMeta{Name: tc.name}, Spec: api.PodSpec{ServiceAccountName: tc.sa,
 			ImagePullSecrets: refs(tc.own...), Containers: []api.Container{{Name: "c", Image: "busybox"}}}}
@@ -71,13 +74,18 @@ func TestServiceAccountPullSecrets(t *testing.T) {
 			t.Errorf("%s: imagePullSecrets %v, want %v", tc.name, names(got.Spec.ImagePullSecrets), tc.want)
 		}
 	}
-	// Only a create gets them: the pod of the absent ServiceAccount keeps
-	// none through an update, even once that ServiceAccount exists.
-	if err := c.Create(ctx, resSAs, "default", &api.ServiceAccount{ObjectMeta: api.ObjectMeta{Name: "nobody"}, ImagePullSecrets: refs("late")}); err != nil {
+	// Only a create gets them: the pod of the bare ServiceAccount keeps
+	// none through an update, even once that ServiceAccount has some.
+	var bare api.ServiceAccount
+	if err := c.Get(ctx, resSAs, "default", "bare", &bare); err != nil {
+		t.Fatal(err)
+	}
+	bare.ImagePullSecrets = refs("late")
+	if err := c.Update(ctx, resSAs, "default", &bare); err != nil {
 		t.Fatal(err)
 	}
 	var p api.Pod
-	if err := c.Get(ctx, resPods, "default", "absent-sa", &p); err != nil {
+	if err := c.Get(ctx, resPods, "default", "bare-sa", &p); err != nil {
 		t.Fatal(err)
 	}
 	p.Labels = map[string]string{"touched": "yes"}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/skiff-dev/skiff/apiserver/patch"
 	"github.com/skiff-dev/skiff/apiserver/pki"
 	"github.com/skiff-dev/skiff/apiserver/portalloc"
+	"github.com/skiff-dev/skiff/apiserver/saadmission"
 	"github.com/skiff-dev/skiff/apiserver/satoken"
 	"github.com/skiff-dev/skiff/apiserver/svcalloc"
 	"github.com/skiff-dev/skiff/client"
@@ -191,6 +193,11 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 		defer s.bg.Done()
 		s.graph.run(bgCtx, s.kv, podsPrefix(apiserver.KeyFor(podInfo, "", "")))
 	}()
+	// saadmission mounts the ServiceAccount token volume in new pods.
+	saHook, err := saadmission.New(s.resource)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	authz := authorizer{pods: storePods{st: s.kv, info: podInfo}, graph: s.graph}
 	v := version.Get()
 	s.api, err = apiserver.New(apiserver.Config{
@@ -211,7 +218,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 		Hooks: map[string]apiserver.TxnHook{
 			"services": s.hook, "ipaddresses.networking.k8s.io": s.hook,
 			"nodes": nodeRestriction{}, "leases.coordination.k8s.io": nodeRestriction{},
-			"pods": saPullSecrets{sa: resourceTable(s.resource)["serviceaccounts"]},
+			"pods": saHook,
 		},
 		Patcher:    patcher,
 		Registerer: reg,
@@ -345,6 +352,16 @@ func (s *Server) sans() []string {
 	out = append(out, s.cfg.NodeIP...)
 	if h := s.parsed.ListenHost; h != "" && h != "0.0.0.0" && h != "::" {
 		out = append(out, h)
+	}
+	// Pods reach the API as the kubernetes Service (its ClusterIP, the
+	// first of --service-cidr, is KUBERNETES_SERVICE_HOST) and by its
+	// names, as kube-apiserver's certificate carries them.
+	if ip, err := ipalloc.New(s.parsed.ServiceCIDR); err == nil {
+		out = append(out, ip.FirstIP().String())
+	}
+	out = append(out, "kubernetes", "kubernetes.default", "kubernetes.default.svc")
+	if d := strings.TrimSuffix(s.cfg.ClusterDomain, "."); d != "" {
+		out = append(out, "kubernetes.default.svc."+d)
 	}
 	return out
 }

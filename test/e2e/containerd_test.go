@@ -99,6 +99,35 @@ spec:
   - {name: sec, secret: {secretName: db, items: [{key: password, path: pw}]}}
 `
 
+// projectedPod reads the token volume, a downwardAPI volume and a
+// projected one (skiff cat prints contents and modes).
+const projectedPod = `apiVersion: v1
+kind: Pod
+metadata: {name: proj-ctr, labels: {app: proj}}
+spec:
+  containers:
+  - name: c
+    image: skiff.local/netexec:dev
+    command: [skiff, cat, /etc/info/labels, /etc/info/name, /etc/all/conf/key, /etc/all/ns,
+      /var/run/secrets/kubernetes.io/serviceaccount/namespace, /var/run/secrets/kubernetes.io/serviceaccount/ca.crt,
+      /var/run/secrets/kubernetes.io/serviceaccount/token]
+    volumeMounts:
+    - {name: info, mountPath: /etc/info}
+    - {name: all, mountPath: /etc/all}
+  volumes:
+  - name: info
+    downwardAPI:
+      items:
+      - {path: labels, fieldRef: {fieldPath: metadata.labels}}
+      - {path: name, fieldRef: {fieldPath: metadata.name}, mode: 0400}
+  - name: all
+    projected:
+      defaultMode: 0440
+      sources:
+      - configMap: {name: cfg, items: [{key: key, path: conf/key}]}
+      - downwardAPI: {items: [{path: ns, fieldRef: {fieldPath: metadata.namespace}}]}
+`
+
 // requireContainerd skips unless containerd, its runc shim and runc are
 // on PATH, and builds the image's static skiff (testdata/skiff) and the
 // real one (cmd/skiff), which the shim runs as the logging binary
@@ -422,6 +451,29 @@ func runContainerd(t *testing.T, mode string) {
 			return strings.Contains(out, "/etc/cfg/key=v2\n"), fmt.Errorf("logs end %q", out[max(0, len(out)-200):])
 		})
 		c.mustCLI("delete", "pod", "cfg-ctr", "--grace-period=1")
+	})
+
+	c.run(t, "downwardAPI projected and token volumes", func(t *testing.T) {
+		c.mustCLI("apply", "-f", writeFile(t, "cfg.yaml", configPod))
+		c.mustCLI("apply", "-f", writeFile(t, "proj.yaml", projectedPod))
+		sa := "/var/run/secrets/kubernetes.io/serviceaccount/"
+		ca := string(c.s.Server().Bundle().CACertPEM)
+		eventually(t, 30*time.Second, "proj-ctr shows its files", func() (bool, error) {
+			out, _ := c.cli("logs", "proj-ctr")
+			ok := strings.Contains(out, "/etc/info/labels=app=\"proj\"\n") && strings.Contains(out, "/etc/info/name=proj-ctr\n") &&
+				strings.Contains(out, "/etc/info/name mode=400\n") && strings.Contains(out, "/etc/all/conf/key=v") &&
+				strings.Contains(out, "/etc/all/conf/key mode=440\n") && strings.Contains(out, "/etc/all/ns=default\n") &&
+				strings.Contains(out, sa+"namespace=default\n") && strings.Contains(out, sa+"ca.crt="+ca) &&
+				strings.Contains(out, sa+"token=ey") && strings.Contains(out, sa+"token mode=644\n") &&
+				strings.Contains(out, "KUBERNETES_SERVICE_HOST=10.96.0.1\n")
+			return ok, fmt.Errorf("logs %q", out[max(0, len(out)-1500):])
+		})
+		c.mustCLI("label", "pod", "proj-ctr", "tier=back")
+		eventually(t, 30*time.Second, "the labels file follows the label", func() (bool, error) {
+			out, _ := c.cli("logs", "proj-ctr")
+			return strings.Contains(out, "/etc/info/labels=app=\"proj\"\ntier=\"back\"\n"), fmt.Errorf("logs end %q", out[max(0, len(out)-600):])
+		})
+		c.mustCLI("delete", "pod", "proj-ctr", "cfg-ctr", "--grace-period=1")
 	})
 
 	c.run(t, "graceful termination: out of the rules while serving, then SIGTERM", func(t *testing.T) {

@@ -41,7 +41,8 @@ func main() {
 }
 
 // runCat prints the environment (one NAME=value a line), then FILE=content
-// for each file every 500ms, until SIGTERM.
+// and "FILE mode=<octal permissions>" for each file every 500ms, until
+// SIGTERM.
 func runCat(files []string) int {
 	for _, kv := range os.Environ() {
 		fmt.Println(kv)
@@ -54,6 +55,9 @@ func runCat(files []string) int {
 				continue
 			}
 			fmt.Printf("%s=%s\n", f, b)
+			if st, err := os.Stat(f); err == nil {
+				fmt.Printf("%s mode=%o\n", f, st.Mode().Perm())
+			}
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
