@@ -154,31 +154,7 @@ func checkAttachStdin(t *testing.T, admin *client.Client, e *execClient) {
 		}
 		waitPod(t, admin, p.Name, 30*time.Second, "Running", func(p *api.Pod) bool { return p.Status.Phase == api.PodRunning })
 	}
-	attach := func(pod, stdin, want string) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-		defer cancel()
-		c, err := e.dial(ctx, pod, "attach", "", remotecommand.Options{Stdin: true, Stdout: true, Stderr: true})
-		if err != nil {
-			t.Fatalf("attach -i %s: %v", pod, err)
-		}
-		w := &waitWriter{want: []byte(want), found: make(chan struct{})}
-		if want == "" {
-			ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond) // stdin sent, nothing to see
-			defer cancel()
-		}
-		done := make(chan struct{})
-		go func() { _, _ = c.Run(strings.NewReader(stdin), w, w); close(done) }()
-		select {
-		case <-w.found:
-		case <-ctx.Done():
-			if want != "" {
-				t.Errorf("attach -i %s: %q not seen in %q", pod, want, w.buf.String())
-			}
-		}
-		_ = c.Close()
-		<-done
-	}
+	attach := func(pod, stdin, want string) { attachStdin(t, e, pod, stdin, want, nil) }
 	// The stdin's end of one session is not the container's.
 	attach("catd", "hello\n", "hello\n")
 	attach("catd", "again\n", "again\n")
@@ -192,6 +168,39 @@ func checkAttachStdin(t *testing.T, admin *client.Client, e *execClient) {
 	for _, name := range []string{"catd", "oncecat"} {
 		deletePodNow(t, admin, name)
 	}
+}
+
+// attachStdin attaches with stdin (and, with size, a terminal of that
+// size) and waits for want in the output ("": sends stdin and leaves).
+func attachStdin(t *testing.T, e *execClient, pod, stdin, want string, size *runtime.TerminalSize) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := e.dial(ctx, pod, "attach", "", remotecommand.Options{Stdin: true, Stdout: true, Stderr: size == nil, TTY: size != nil})
+	if err != nil {
+		t.Fatalf("attach -i %s: %v", pod, err)
+	}
+	if size != nil {
+		if err := c.Resize(*size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := &waitWriter{want: []byte(want), found: make(chan struct{})}
+	if want == "" {
+		ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond) // stdin sent, nothing to see
+		defer cancel()
+	}
+	done := make(chan struct{})
+	go func() { _, _ = c.Run(strings.NewReader(stdin), w, w); close(done) }()
+	select {
+	case <-w.found:
+	case <-ctx.Done():
+		if want != "" {
+			t.Errorf("attach -i %s: %q not seen in %q", pod, want, w.buf.String())
+		}
+	}
+	_ = c.Close()
+	<-done
 }
 
 type waitWriter struct {

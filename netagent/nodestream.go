@@ -115,9 +115,15 @@ func (a *Agent) serveExec(w http.ResponseWriter, r *http.Request) {
 }
 
 // stdinAttacher is a runtime that writes an attach session's stdin into
-// a container started with stdin (runtime/process).
+// a container started with stdin (both runtimes).
 type stdinAttacher interface {
 	AttachStdin(ctx context.Context, id string, stdin io.Reader) error
+}
+
+// terminalResizer is a runtime that resizes the terminal of a container
+// started with tty: true (containerd).
+type terminalResizer interface {
+	ResizeTerminal(ctx context.Context, id string, sz runtime.TerminalSize) error
 }
 
 // serveAttach serves /attach/{namespace}/{pod}/{container}: what the
@@ -125,7 +131,8 @@ type stdinAttacher interface {
 // leaves or the container ends, and with -i the client's stdin into the
 // container's. Stdin is refused (400) for a container whose spec has no
 // stdin: true, as the CRI refuses stdin to a container not started with
-// it, and on a runtime that starts containers without stdin (containerd).
+// it. With tty, the client's resizes go to the container's terminal
+// (containerd).
 func (a *Agent) serveAttach(w http.ResponseWriter, r *http.Request) {
 	o, err := remotecommand.ParseOptions(r.URL.Query(), false)
 	if err != nil {
@@ -172,6 +179,13 @@ func (a *Agent) serveAttach(w http.ResponseWriter, r *http.Request) {
 			sess.Close(remotecommand.Failure(fmt.Sprintf("error attaching to container: %v", err)))
 			return
 		}
+	}
+	if tr, ok := pm.rt.(terminalResizer); ok && o.TTY && st.Resize != nil {
+		st.Resize(func(sz runtime.TerminalSize) {
+			if err := tr.ResizeTerminal(ctx, id, sz); err != nil {
+				a.log.Debug("node API: attach resize", "path", r.URL.Path, "err", err)
+			}
+		})
 	}
 	if sa != nil && st.Stdin != nil {
 		go func() {
