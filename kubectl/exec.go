@@ -79,8 +79,8 @@ func newAttachCommand(g *globals) *cobra.Command {
 		Short: "Attach to the output of a running container",
 		Long: `Stream what a running container writes from now on (pods/NAME/attach),
 until interrupted. With -i, also send stdin to the container's: the
-container must have been started with stdin: true (the process runtime;
-the node refuses -i otherwise).`,
+container must have been started with stdin: true (the node refuses -i
+otherwise).`,
 		Example: `  skiff attach web-5d4f8b7c9-x2v4q`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
