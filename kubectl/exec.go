@@ -78,8 +78,9 @@ func newAttachCommand(g *globals) *cobra.Command {
 		Use:   "attach (POD | TYPE/NAME) [-c CONTAINER]",
 		Short: "Attach to the output of a running container",
 		Long: `Stream what a running container writes from now on (pods/NAME/attach),
-until interrupted. Skiff's runtimes start containers without stdin, so -i
-is refused by the node.`,
+until interrupted. With -i, also send stdin to the container's: the
+container must have been started with stdin: true (the node refuses -i
+otherwise).`,
 		Example: `  skiff attach web-5d4f8b7c9-x2v4q`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -107,7 +108,7 @@ is refused by the node.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.container, "container", "c", "", "the container (default: the only one, else the first)")
-	f.BoolVarP(&o.stdin, "stdin", "i", false, "pass stdin to the container (refused: containers have no stdin)")
+	f.BoolVarP(&o.stdin, "stdin", "i", false, "pass stdin to the container (one started with stdin: true)")
 	f.BoolVarP(&o.tty, "tty", "t", false, "the container's stdin is a terminal")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print only what the container writes")
 	return cmd

@@ -199,6 +199,7 @@ func (w *podWorker) startContainer(ctx context.Context, pod *api.Pod, c *ctr) er
 		Name: c.spec.Name, Image: c.spec.Image,
 		Command: expandArgs(c.spec.Command, env), Args: expandArgs(c.spec.Args, env),
 		Env: env, WorkingDir: c.spec.WorkingDir, Mounts: mounts,
+		Stdin: c.spec.Stdin, StdinOnce: c.spec.StdinOnce, TTY: c.spec.TTY,
 	}
 	st, err := w.m.rt.Start(ctx, w.sandbox(pod), spec)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 	"github.com/skiff-dev/skiff/netagent/runtime"
@@ -108,6 +109,7 @@ func TestExecContainerd(t *testing.T) {
 	checkExecCases(t, e, "execd", "", containerdExecCases)
 	checkAttach(t, e, "ticker", "tick")
 	checkCLI(t, ts.Kubeconfig(), "execd", "ticker", "/workload stdin-cat", "/data")
+	checkAttachStdinContainerd(t, admin, e)
 	// tar in the image, as kubectl cp runs it.
 	r := e.run(t, "execd", "", []string{"tar", "cf", "-", "/data"}, nil, false, nil)
 	if r.err != nil || r.code != 0 || !strings.Contains(r.stdout, "hello from the image") {
@@ -131,4 +133,32 @@ func TestExecContainerd(t *testing.T) {
 		cs, err := crt.List(ctx)
 		return err == nil && len(cs) == 0, err
 	})
+}
+
+// checkAttachStdinContainerd: attach -i to containers started with stdin
+// (the shim's FIFO), whose stdin outlives a session; stdinOnce closes it
+// at the first session's end; tty: true gives a terminal its size.
+func checkAttachStdinContainerd(t *testing.T, admin *client.Client, e *execClient) {
+	t.Helper()
+	ctx := context.Background()
+	catd := workloadPod("catd", "stdin-cat")
+	catd.Spec.Containers[0].Stdin = true
+	once := workloadPod("oncecat", "stdin-once")
+	once.Spec.Containers[0].Stdin, once.Spec.Containers[0].StdinOnce = true, true
+	ttyd := workloadPod("ttyd", "ttysize")
+	ttyd.Spec.Containers[0].Stdin, ttyd.Spec.Containers[0].TTY = true, true
+	for _, p := range []*api.Pod{catd, once, ttyd} {
+		if err := admin.Create(ctx, resPods, "default", p); err != nil {
+			t.Fatal(err)
+		}
+		waitPod(t, admin, p.Name, 60*time.Second, "Running", func(p *api.Pod) bool { return p.Status.Phase == api.PodRunning })
+	}
+	attachStdin(t, e, "catd", "hello\n", "hello\n", nil)
+	attachStdin(t, e, "catd", "again\n", "again\n", nil)
+	attachStdin(t, e, "oncecat", "one\n", "one\nstdin-closed\n", nil)
+	attachStdin(t, e, "oncecat", "two\n", "", nil)
+	attachStdin(t, e, "ttyd", "go\n", "45 123", &runtime.TerminalSize{Width: 123, Height: 45})
+	for _, name := range []string{"catd", "oncecat", "ttyd"} {
+		deletePodNow(t, admin, name)
+	}
 }

@@ -60,6 +60,7 @@ func TestExecProcessRuntime(t *testing.T) {
 	checkExecCases(t, e, "execd", "", processExecCases)
 	checkAttach(t, e, "ticker", "tick")
 	checkCLI(t, ts.Kubeconfig(), "execd", "ticker", "cat", t.TempDir())
+	checkAttachStdin(t, admin, e)
 
 	_, id, _ := strings.Cut(p.Status.ContainerStatuses[0].ContainerID, "://")
 	st, err := n.rt.Status(ctx, id)
@@ -135,6 +136,71 @@ func checkAttach(t *testing.T, e *execClient, pod, want string) {
 	if _, err := e.dial(ctx, pod, "attach", "", remotecommand.Options{Stdin: true, Stdout: true}); err == nil || !strings.Contains(err.Error(), "without stdin") {
 		t.Errorf("attach -i: %v, want the 400 about stdin", err)
 	}
+}
+
+// checkAttachStdin: attach -i writes into the stdin of a container started
+// with stdin: true (a cat), which outlives the session; with stdinOnce
+// the first session's end is the container's EOF.
+func checkAttachStdin(t *testing.T, admin *client.Client, e *execClient) {
+	t.Helper()
+	ctx := context.Background()
+	catd := shellPod("catd", "exec cat")
+	catd.Spec.Containers[0].Stdin = true
+	once := shellPod("oncecat", "cat; echo stdin-closed; exec sleep 3600")
+	once.Spec.Containers[0].Stdin, once.Spec.Containers[0].StdinOnce = true, true
+	for _, p := range []*api.Pod{catd, once} {
+		if err := admin.Create(ctx, resPods, "default", p); err != nil {
+			t.Fatal(err)
+		}
+		waitPod(t, admin, p.Name, 30*time.Second, "Running", func(p *api.Pod) bool { return p.Status.Phase == api.PodRunning })
+	}
+	attach := func(pod, stdin, want string) { attachStdin(t, e, pod, stdin, want, nil) }
+	// The stdin's end of one session is not the container's.
+	attach("catd", "hello\n", "hello\n")
+	attach("catd", "again\n", "again\n")
+	attach("oncecat", "one\n", "one\nstdin-closed\n")
+	// A later session's stdin goes nowhere; the container stays.
+	attach("oncecat", "two\n", "")
+	var p api.Pod
+	if err := admin.Get(ctx, resPods, "default", "oncecat", &p); err != nil || p.Status.Phase != api.PodRunning {
+		t.Errorf("oncecat after its stdin closed: %v %v", p.Status.Phase, err)
+	}
+	for _, name := range []string{"catd", "oncecat"} {
+		deletePodNow(t, admin, name)
+	}
+}
+
+// attachStdin attaches with stdin (and, with size, a terminal of that
+// size) and waits for want in the output ("": sends stdin and leaves).
+func attachStdin(t *testing.T, e *execClient, pod, stdin, want string, size *runtime.TerminalSize) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := e.dial(ctx, pod, "attach", "", remotecommand.Options{Stdin: true, Stdout: true, Stderr: size == nil, TTY: size != nil})
+	if err != nil {
+		t.Fatalf("attach -i %s: %v", pod, err)
+	}
+	if size != nil {
+		if err := c.Resize(*size); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := &waitWriter{want: []byte(want), found: make(chan struct{})}
+	if want == "" {
+		ctx, cancel = context.WithTimeout(ctx, 300*time.Millisecond) // stdin sent, nothing to see
+		defer cancel()
+	}
+	done := make(chan struct{})
+	go func() { _, _ = c.Run(strings.NewReader(stdin), w, w); close(done) }()
+	select {
+	case <-w.found:
+	case <-ctx.Done():
+		if want != "" {
+			t.Errorf("attach -i %s: %q not seen in %q", pod, want, w.buf.String())
+		}
+	}
+	_ = c.Close()
+	<-done
 }
 
 type waitWriter struct {

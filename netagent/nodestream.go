@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -113,26 +114,50 @@ func (a *Agent) serveExec(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// stdinAttacher is a runtime that writes an attach session's stdin into
+// a container started with stdin (both runtimes).
+type stdinAttacher interface {
+	AttachStdin(ctx context.Context, id string, stdin io.Reader) error
+}
+
+// terminalResizer is a runtime that resizes the terminal of a container
+// started with tty: true (containerd).
+type terminalResizer interface {
+	ResizeTerminal(ctx context.Context, id string, sz runtime.TerminalSize) error
+}
+
 // serveAttach serves /attach/{namespace}/{pod}/{container}: what the
 // container writes from now on (its log, followed), until the client
-// leaves or the container ends. The runtimes start containers without
-// stdin, so stdin is refused (400), as the CRI refuses stdin to a
-// container not started with it.
+// leaves or the container ends, and with -i the client's stdin into the
+// container's. Stdin is refused (400) for a container whose spec has no
+// stdin: true, as the CRI refuses stdin to a container not started with
+// it. With tty, the client's resizes go to the container's terminal
+// (containerd).
 func (a *Agent) serveAttach(w http.ResponseWriter, r *http.Request) {
 	o, err := remotecommand.ParseOptions(r.URL.Query(), false)
 	if err != nil {
 		writeNodeAPIError(w, &NodeAPIError{Code: http.StatusBadRequest, Message: err.Error()})
 		return
 	}
-	if o.Stdin {
-		writeNodeAPIError(w, nodeAPIErrorf(http.StatusBadRequest,
-			"stdin of container %s is not open: the node's runtimes start containers without stdin (attach serves the output only; leave -i off)", r.PathValue("container")))
-		return
-	}
-	pm, id, err := a.runningContainer(r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container"))
+	cname := r.PathValue("container")
+	pm, id, err := a.runningContainer(r.PathValue("namespace"), r.PathValue("pod"), cname)
 	if err != nil {
 		writeNodeAPIError(w, err)
 		return
+	}
+	var sa stdinAttacher
+	if o.Stdin {
+		var ok bool
+		if sa, ok = pm.rt.(stdinAttacher); !ok {
+			writeNodeAPIError(w, nodeAPIErrorf(http.StatusBadRequest,
+				"stdin of container %s is not open: the %s runtime starts containers without stdin (attach serves the output only; leave -i off)", cname, pm.rt.Name()))
+			return
+		}
+		if !a.containerHasStdin(r.PathValue("namespace"), r.PathValue("pod"), cname) {
+			writeNodeAPIError(w, nodeAPIErrorf(http.StatusBadRequest,
+				"stdin of container %s is not open: it was started without stdin (set stdin: true in its spec, or leave -i off)", cname))
+			return
+		}
 	}
 	sess, ok := a.upgrade(w, r, o)
 	if !ok {
@@ -145,17 +170,70 @@ func (a *Agent) serveAttach(w http.ResponseWriter, r *http.Request) {
 	if out == nil {
 		out = st.Stderr
 	}
+	// Where the log is now: the output from here on, and stdin flows
+	// only once this is known (what it makes the container write is
+	// seen).
+	var seen countWriter
+	if out != nil {
+		if err := pm.rt.Logs(ctx, id, false, &seen); err != nil && ctx.Err() == nil {
+			sess.Close(remotecommand.Failure(fmt.Sprintf("error attaching to container: %v", err)))
+			return
+		}
+	}
+	if tr, ok := pm.rt.(terminalResizer); ok && o.TTY && st.Resize != nil {
+		st.Resize(func(sz runtime.TerminalSize) {
+			if err := tr.ResizeTerminal(ctx, id, sz); err != nil {
+				a.log.Debug("node API: attach resize", "path", r.URL.Path, "err", err)
+			}
+		})
+	}
+	if sa != nil && st.Stdin != nil {
+		go func() {
+			if err := sa.AttachStdin(ctx, id, st.Stdin); err != nil {
+				a.log.Debug("node API: attach stdin", "path", r.URL.Path, "err", err)
+			}
+		}()
+	}
 	if out == nil {
 		<-ctx.Done()
 		sess.Close(remotecommand.Success())
 		return
 	}
-	err = a.tailLogs(ctx, pm, id, LogOptions{Follow: true, TailLines: 0}, out)
+	err = pm.rt.Logs(ctx, id, true, &skipWriter{w: out, skip: int64(seen)})
 	if err != nil && ctx.Err() == nil {
 		sess.Close(remotecommand.Failure(fmt.Sprintf("error attaching to container: %v", err)))
 		return
 	}
 	sess.Close(remotecommand.Success())
+}
+
+// countWriter counts what is written to it.
+type countWriter int64
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	*c += countWriter(len(p))
+	return len(p), nil
+}
+
+// containerHasStdin: the spec of container cname of the pod sets stdin.
+func (a *Agent) containerHasStdin(namespace, name, cname string) bool {
+	a.mu.Lock()
+	pm := a.pm
+	a.mu.Unlock()
+	if pm == nil {
+		return false
+	}
+	obj, _ := pm.pods.Get(namespace, name)
+	pod, _ := obj.(*api.Pod)
+	if pod == nil {
+		return false
+	}
+	for _, c := range append(append([]api.Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...) {
+		if c.Name == cname {
+			return c.Stdin
+		}
+	}
+	return false
 }
 
 // sessionContext ends when ctx does or the client's side of sess ends.

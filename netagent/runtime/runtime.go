@@ -23,6 +23,11 @@ type ContainerSpec struct {
 	Command, Args, Env []string
 	WorkingDir         string
 	Mounts             []Mount
+	// Stdin, StdinOnce and TTY are the pod spec's: Stdin starts the
+	// container with an open stdin an attach can write to (a runtime
+	// that cannot ignores them; see its package doc); StdinOnce closes
+	// it when the first attach session's stdin ends.
+	Stdin, StdinOnce, TTY bool
 }
 
 // Mount bind-mounts Source (a directory or file of the node) at

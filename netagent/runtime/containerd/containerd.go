@@ -48,6 +48,12 @@ const (
 	LabelContainer    = "skiff.dev/container-name"
 	LabelLogPath      = "skiff.dev/log-path"
 	LabelStartedAt    = "skiff.dev/started-at"
+	// LabelStdin is the stdin FIFO of a container started with stdin
+	// (see attach.go); LabelStdinOnce is "true" with stdinOnce, and
+	// LabelStdinClosed once that stdin was closed.
+	LabelStdin       = "skiff.dev/stdin"
+	LabelStdinOnce   = "skiff.dev/stdin-once"
+	LabelStdinClosed = "skiff.dev/stdin-closed"
 )
 
 // Config configures a Runtime.
@@ -266,10 +272,24 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 		mounts = append(mounts, specs.Mount{Destination: m.Destination, Type: "bind", Source: m.Source, Options: []string{"rbind", opt}})
 	}
 	specOpts = append(specOpts, oci.WithMounts(mounts))
+	if c.Stdin && c.TTY {
+		specOpts = append(specOpts, oci.WithTTY)
+	}
 	started := time.Now()
 	labels := map[string]string{
 		LabelPodUID: sb.PodUID, LabelPodNamespace: sb.Namespace, LabelPodName: sb.Name,
 		LabelContainer: c.Name, LabelLogPath: logPath, LabelStartedAt: started.UTC().Format(time.RFC3339Nano),
+	}
+	var stdinPath string
+	if c.Stdin {
+		stdinPath = r.stdinPath(id)
+		if err := os.MkdirAll(filepath.Dir(stdinPath), 0o700); err != nil {
+			return runtime.ContainerStatus{}, fmt.Errorf("runtime/containerd: start %s: stdin: %w", c.Name, err)
+		}
+		labels[LabelStdin] = stdinPath
+		if c.StdinOnce {
+			labels[LabelStdinOnce] = "true"
+		}
 	}
 	opts := []ctrd.NewContainerOpts{ctrd.WithImage(img)}
 	if r.cfg.Snapshotter != "" {
@@ -293,12 +313,19 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 		}
 		os.Remove(logPath)
 		os.Remove(filepath.Dir(logPath))
+		if stdinPath != "" {
+			os.Remove(stdinPath)
+		}
 	}
 	// The shim runs the logging binary (this skiff) with the task's
 	// stdout and stderr pipes; it appends both to logPath with one writer.
 	// (The shim's own file:// logging can lose the last stderr line: its
 	// stdout copier closes the shared file when stdout ends first.)
-	task, err := ctr.NewTask(ctx, cio.BinaryIO(r.cfg.LoggerBinary, map[string]string{logdriver.LogCommand: logPath}))
+	creator := cio.BinaryIO(r.cfg.LoggerBinary, map[string]string{logdriver.LogCommand: logPath})
+	if stdinPath != "" {
+		creator = r.stdinIO(stdinPath, logPath, c.TTY)
+	}
+	task, err := ctr.NewTask(ctx, creator)
 	if err != nil {
 		cleanup()
 		return runtime.ContainerStatus{}, fmt.Errorf("runtime/containerd: start %s/%s: task: %w", sb.Name, c.Name, err)
@@ -517,6 +544,7 @@ func (r *Runtime) Remove(ctx context.Context, id string) error {
 	if err := ctr.Delete(ctx, ctrd.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("runtime/containerd: remove %s: %w", id, err)
 	}
+	_ = os.Remove(r.stdinPath(id))
 	return nil
 }
 

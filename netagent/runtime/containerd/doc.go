@@ -37,6 +37,25 @@
 // the raw shared file, which it closes when stdout ends first, and a
 // stderr line still in the pipe is lost.
 //
+// # Stdin (attach -i)
+//
+// A container whose spec sets stdin: true gets a stdin FIFO,
+// <LogRoot>/.stdin/<id> (label skiff.dev/stdin), in its task's IO; the
+// shim reads it and holds a write end (for CloseIO), so the container
+// never reads EOF when an attach session's writer goes, nor when the
+// agent restarts. AttachStdin opens it per session. With stdinOnce
+// (label skiff.dev/stdin-once) the first session's end is CloseIO, as the
+// CRI plugin does, and label skiff.dev/stdin-closed drops later
+// sessions' stdin. With tty: true too, the process runs on a terminal
+// (oci.WithTTY); the shim's console copier takes stdin and gives the
+// output to the logging binary as above, and ResizeTerminal is the
+// task's Resize. Without a terminal the binary scheme gives the process
+// no stdin (the shim copies stdin only for fifo:// and file:// URIs), so
+// such a container is logged by the shim's file:// logging, with its
+// lost-last-stderr-line caveat above; the CRI plugin instead has
+// containerd's own process copy through FIFOs, which Skiff would have to
+// do in the agent, losing logs while it restarts.
+//
 // # State and adoption
 //
 // Nothing is kept outside containerd: the labels skiff.dev/pod-uid,

@@ -14,8 +14,9 @@
 // destinations (a missing one is created, empty, on the node), sets the pod name as host name, chdirs
 // and forks + execve(2)s the command found in the pod env's PATH (the
 // command `skiff` is the agent's own binary, SelfCommand), in a new
-// process group, with the pod's env, /dev/null as stdin and the
-// container's log file as stdout and stderr. The thread is never unlocked:
+// process group, with the pod's env, /dev/null as stdin (or, with the
+// spec's stdin: true, a FIFO; see below) and the container's log file as
+// stdout and stderr. The thread is never unlocked:
 // it ends with its goroutine, so nothing else runs in those namespaces
 // (the main thread, which Go would keep rather than end, is never used).
 // Errors (a namespace, the directory, the command) are Start's error.
@@ -41,6 +42,22 @@
 // the recorded start time is the container's process (a reused pid has
 // another start time) and is adopted as running. No Pdeathsig is set, so
 // pods survive the agent.
+//
+// # Stdin (attach -i)
+//
+// A container whose spec sets stdin: true gets as stdin a FIFO,
+// <StateDir>/<id>.stdin (its path in the state file); AttachStdin writes
+// an attach session's stdin into it, as the kubelet's attach does. The
+// runtime keeps the FIFO's write end open, so the end of one session's
+// stdin is not the container's: without stdinOnce the container's own
+// end is opened read-write, so it never reads EOF and its stdin survives
+// an agent restart too (the restarted agent opens the FIFO again at the
+// next attach). With stdinOnce (upstream's rule) the container's end is
+// read-only and the runtime's end is the only writer: the first attach
+// session's stdin ending closes it (the container reads EOF); later
+// sessions' stdin is dropped. An agent restart closes such a stdin too
+// (the writer went with the old agent; New records it closed). tty: true
+// is ignored: the process runtime starts no container on a terminal.
 //
 // # Exit codes
 //

@@ -131,7 +131,8 @@ func cmdPrint(args []string) int {
 
 // cmdStartDetached plays an agent that starts one container and exits, so
 // the container is orphaned as after an agent restart: STATEDIR NETNS
-// RESOLV HOSTS LOGDIR -- ARGV...
+// RESOLV HOSTS LOGDIR -- ARGV... ($SKIFF_TEST_STDIN "stdin" or "once": a
+// container with stdin, stdinOnce).
 func cmdStartDetached(args []string) int {
 	if len(args) < 7 || args[5] != "--" {
 		return 2
@@ -143,7 +144,8 @@ func cmdStartDetached(args []string) int {
 	}
 	st, err := rt.Start(context.Background(),
 		runtime.Sandbox{PodUID: "uid-adopted", Namespace: "default", Name: "adopted", NetNSPath: args[1], ResolvConf: args[2], Hosts: args[3], LogDir: args[4]},
-		runtime.ContainerSpec{Name: "main", Command: args[6:7], Args: args[7:]})
+		runtime.ContainerSpec{Name: "main", Command: args[6:7], Args: args[7:],
+			Stdin: os.Getenv("SKIFF_TEST_STDIN") != "", StdinOnce: os.Getenv("SKIFF_TEST_STDIN") == "once"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -72,6 +72,9 @@ type container struct {
 	cmd     *exec.Cmd
 	done    chan struct{} // closed after the process was reaped and rec updated
 	removed bool          // Remove ran: the reaper must not write the state back
+	// stdinW is the runtime's end of the stdin FIFO (nil: none, or not
+	// opened yet since an adoption); guarded by Runtime.mu.
+	stdinW *os.File
 }
 
 // New returns a Runtime over cfg.StateDir, adopting the containers recorded
@@ -109,6 +112,11 @@ func New(cfg Config) (*Runtime, error) {
 		r.containers[id] = c
 		if c.rec.State == runtime.StateRunning {
 			if alive(c.rec.Pid, c.rec.StartTicks) {
+				if c.rec.StdinOnce && !c.rec.StdinClosed {
+					// The write end went with the agent that held it.
+					c.rec.StdinClosed = true
+					_ = r.save(&c.rec)
+				}
 				log.Info("runtime/process: adopted running container", "id", id, "pod", rec.PodUID, "name", rec.Name, "pid", rec.Pid)
 			} else {
 				r.markExitedLocked(c, ExitCodeUnknown, true)
@@ -173,11 +181,32 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 		opts.hostname = podHostname(sb.Name)
 	}
 	cmd := &exec.Cmd{Args: argv, Env: env, Stdout: logFile, Stderr: logFile}
+	var stdinPath string
+	var stdinW *os.File
+	if c.Stdin {
+		stdinPath = filepath.Join(r.cfg.StateDir, id+".stdin")
+		var childStdin *os.File
+		stdinW, childStdin, err = openStdin(stdinPath, c.StdinOnce)
+		if err != nil {
+			os.Remove(logPath)
+			os.Remove(filepath.Dir(logPath))
+			return runtime.ContainerStatus{}, fmt.Errorf("runtime/process: start %s: stdin: %w", c.Name, err)
+		}
+		defer childStdin.Close() // the child has its own copy
+		cmd.Stdin = childStdin
+	}
+	undoStdin := func() {
+		if stdinW != nil {
+			stdinW.Close()
+			os.Remove(stdinPath)
+		}
+	}
 	// A process group of its own: Stop signals the whole group. No
 	// Pdeathsig: pods outlive the agent.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := ctx.Err(); err != nil {
 		err = fmt.Errorf("runtime/process: start %s/%s: %w", sb.Name, c.Name, err)
+		undoStdin()
 		os.Remove(logPath)
 		os.Remove(filepath.Dir(logPath))
 		return runtime.ContainerStatus{}, err
@@ -185,6 +214,7 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 	if err := startInPod(opts, cmd); err != nil {
 		// The error says what the log would; leave no file of a container
 		// that never ran.
+		undoStdin()
 		os.Remove(logPath)
 		os.Remove(filepath.Dir(logPath)) // only if empty
 		return runtime.ContainerStatus{}, fmt.Errorf("runtime/process: start %s/%s: %w", sb.Name, c.Name, err)
@@ -194,6 +224,7 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 	if err != nil {
 		killGroup(pid, unix.SIGKILL)
 		_ = cmd.Wait()
+		undoStdin()
 		return runtime.ContainerStatus{}, fmt.Errorf("runtime/process: start %s/%s: %w", sb.Name, c.Name, err)
 	}
 	ctr := &container{
@@ -201,15 +232,18 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 			ID: id, PodUID: sb.PodUID, Namespace: sb.Namespace, PodName: sb.Name, Name: c.Name,
 			Argv: argv, Env: env, WorkingDir: c.WorkingDir, NetNSPath: sb.NetNSPath, LogPath: logPath,
 			Pid: pid, StartTicks: st.startTicks, StartedAt: time.Now(), State: runtime.StateRunning,
+			StdinPath: stdinPath, StdinOnce: c.Stdin && c.StdinOnce,
 		},
-		cmd:  cmd,
-		done: make(chan struct{}),
+		cmd:    cmd,
+		done:   make(chan struct{}),
+		stdinW: stdinW,
 	}
 	r.mu.Lock()
 	if err := r.save(&ctr.rec); err != nil {
 		r.mu.Unlock()
 		killGroup(pid, unix.SIGKILL)
 		_ = cmd.Wait()
+		undoStdin()
 		return runtime.ContainerStatus{}, fmt.Errorf("runtime/process: start %s/%s: save state: %w", sb.Name, c.Name, err)
 	}
 	r.containers[id] = ctr
@@ -285,6 +319,7 @@ func (r *Runtime) exited(c *container, code int) {
 	if !c.removed {
 		r.markExitedLocked(c, code, false)
 	}
+	c.closeStdinLocked()
 	r.mu.Unlock()
 	close(c.done)
 	r.log.Info("runtime/process: exited", "id", c.rec.ID, "name", c.rec.Name, "pid", c.rec.Pid, "exitCode", code)
@@ -455,6 +490,10 @@ func (r *Runtime) Remove(ctx context.Context, id string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c.removed = true
+	c.closeStdinLocked()
+	if c.rec.StdinPath != "" {
+		_ = os.Remove(c.rec.StdinPath)
+	}
 	delete(r.containers, id)
 	if err := r.removeState(id); err != nil {
 		return err

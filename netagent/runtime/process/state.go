@@ -25,7 +25,13 @@ type record struct {
 	WorkingDir string   `json:"workingDir,omitempty"`
 	NetNSPath  string   `json:"netnsPath,omitempty"`
 	LogPath    string   `json:"logPath"`
-	Pid        int      `json:"pid"`
+	// StdinPath is the FIFO that is the container's stdin (spec stdin:
+	// true; see attach.go); StdinOnce and StdinClosed: its stdin ends
+	// with the first attach session's, and has ended.
+	StdinPath   string `json:"stdinPath,omitempty"`
+	StdinOnce   bool   `json:"stdinOnce,omitempty"`
+	StdinClosed bool   `json:"stdinClosed,omitempty"`
+	Pid         int    `json:"pid"`
 	// StartTicks is field 22 of /proc/<pid>/stat when the process started:
 	// a pid whose start time differs is another process.
 	StartTicks uint64        `json:"startTicks"`

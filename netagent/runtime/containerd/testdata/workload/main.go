@@ -129,6 +129,14 @@ func run(name string, args []string) int {
 			return 1
 		}
 		return 0
+	case "stdin-once":
+		// stdin to stdout until EOF, then a line, then on until stopped.
+		_, _ = io.Copy(os.Stdout, os.Stdin)
+		fmt.Println("stdin-closed")
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		defer stop()
+		<-ctx.Done()
+		return 0
 	case "ttysize":
 		// As `stty size` (rows cols), after a line on stdin; "tty" when
 		// stdin is a terminal.
