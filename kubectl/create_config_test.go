@@ -70,7 +70,7 @@ func TestCreateConfigMapAndSecret(t *testing.T) {
 		}
 	}
 
-	if out := h.ok("create", "secret", "generic", "gen", "--from-literal=user=admin", "--from-file=" + at("conf"), "--from-file=k=" + at("c.txt")); out != "secret/gen created\n" {
+	if out := h.ok("create", "secret", "generic", "gen", "--from-literal=user=admin", "--from-file="+at("conf"), "--from-file=k="+at("c.txt")); out != "secret/gen created\n" {
 		t.Errorf("create secret generic: %q", out)
 	}
 	var s api.Secret
