@@ -184,6 +184,7 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
+	issuerPaths[pathCRDs] = crdList(s.kv) // crdlist.go
 	podInfo := resourceTable(s.resource)["pods"]
 	s.graph = newNodeGraph(log.With("component", "nodegraph"))
 	bgCtx, stopBg := context.WithCancel(context.WithoutCancel(ctx))

@@ -9,11 +9,15 @@ import (
 )
 
 // TestCRDsAreNotServed: until Skiff serves CustomResourceDefinitions,
-// kubectl sees what an API server without the apiextensions.k8s.io group
-// gives it: discovery without the group, a 404 NotFound Status at its
-// paths, `get crd` an unknown type, and an apply of a directory holding a
-// CRD (and one of its objects) that applies every other object and fails
-// only those two, as kubectl does against such a server.
+// kubectl sees an API server that has none and cannot make one:
+// discovery without the group, a 404 NotFound Status at its paths but
+// the collection, which is an empty CustomResourceDefinitionList (what
+// kubectl's field validation lists; server/crdlist.go says why), `get
+// crd` an unknown type, and an apply of a directory holding a CRD (and
+// one of its objects) that applies every other object and fails only
+// those two. A kustomization holding a kind Skiff does not serve applies
+// every other object too: before the list was served, kubectl stopped
+// the whole `apply -k` at that kind with "failed to check CRD".
 func TestCRDsAreNotServed(t *testing.T) {
 	ns := namespace(t, "crd-unserved")
 
@@ -35,7 +39,6 @@ func TestCRDsAreNotServed(t *testing.T) {
 	for _, path := range []string{
 		"/apis/apiextensions.k8s.io",
 		"/apis/apiextensions.k8s.io/v1",
-		"/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
 		"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com",
 		"/apis/example.com/v1/namespaces/" + ns + "/widgets",
 	} {
@@ -49,6 +52,11 @@ func TestCRDsAreNotServed(t *testing.T) {
 		if err == nil || !strings.Contains(errOut, "(NotFound)") {
 			t.Errorf("kubectl get --raw %s: %v: %s", path, err, errOut)
 		}
+	}
+
+	raw, err := env.cs.Discovery().RESTClient().Get().AbsPath("/apis/apiextensions.k8s.io/v1/customresourcedefinitions").DoRaw(ctx(t))
+	if err != nil || !strings.Contains(string(raw), `"kind":"CustomResourceDefinitionList"`) || !strings.Contains(string(raw), `"items":[]`) {
+		t.Errorf("GET the CRD collection: %v %s, want an empty CustomResourceDefinitionList", err, raw)
 	}
 
 	for typ, want := range map[string]string{
@@ -118,6 +126,41 @@ spec:
 	}
 	if _, err := env.cs.CoreV1().ConfigMaps(ns).Get(ctx(t), "plain", metav1.GetOptions{}); err != nil {
 		t.Errorf("the ConfigMap next to the CRD: %v", err)
+	}
+
+	// kustomize orders a PersistentVolumeClaim before a Deployment.
+	kdir := writeFiles(t, t.TempDir(), map[string]string{
+		"kustomization.yaml": "resources:\n- claim.yaml\n- deploy.yaml\n",
+		"claim.yaml": `apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+`,
+		"deploy.yaml": `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: after-claim
+spec:
+  replicas: 0
+  selector: {matchLabels: {app: after-claim}}
+  template:
+    metadata: {labels: {app: after-claim}}
+    spec:
+      containers: [{name: c, image: busybox}]
+`,
+	})
+	out, errOut, err = kubectlErr(t, "apply", "-n", ns, "-k", kdir)
+	if err == nil {
+		t.Errorf("apply -k of a PersistentVolumeClaim succeeded: %s", out)
+	}
+	if strings.Contains(errOut, "failed to check CRD") {
+		t.Errorf("apply -k stopped at the CRD check:\n%s", errOut)
+	}
+	if _, err := env.cs.AppsV1().Deployments(ns).Get(ctx(t), "after-claim", metav1.GetOptions{}); err != nil {
+		t.Errorf("the Deployment after the unserved kind in apply -k: %v (stdout %q, stderr %q)", err, out, errOut)
 	}
 }
 
