@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/server/servertest"
 )
 
@@ -84,13 +85,21 @@ func TestServiceAccountPullSecrets(t *testing.T) {
 	if err := c.Update(ctx, resSAs, "default", &bare); err != nil {
 		t.Fatal(err)
 	}
+	// The scheduler may write the pod between the GET and the PUT: a 409
+	// is retried on a fresh copy.
 	var p api.Pod
-	if err := c.Get(ctx, resPods, "default", "bare-sa", &p); err != nil {
-		t.Fatal(err)
-	}
-	p.Labels = map[string]string{"touched": "yes"}
-	if err := c.Update(ctx, resPods, "default", &p); err != nil {
-		t.Fatal(err)
+	for i := 0; ; i++ {
+		if err := c.Get(ctx, resPods, "default", "bare-sa", &p); err != nil {
+			t.Fatal(err)
+		}
+		p.Labels = map[string]string{"touched": "yes"}
+		err := c.Update(ctx, resPods, "default", &p)
+		if err == nil {
+			break
+		}
+		if !client.IsConflict(err) || i == 10 {
+			t.Fatal(err)
+		}
 	}
 	if len(p.Spec.ImagePullSecrets) != 0 {
 		t.Fatalf("an update added %v", names(p.Spec.ImagePullSecrets))

@@ -85,14 +85,17 @@ const serviceDetail = {
       <div id="svc-info"></div>
       <h2>${esc(t('svc.slices'))}</h2><div id="svc-slices"></div>
       <h2>${esc(t('svc.podsByNode'))}</h2><div id="svc-pods"></div>
-      ${serviceExtras.html()}
       <h2 id="trace-h">${esc(t('trace.title'))}</h2>
       ${traceOK ? `<form id="trace-form" class="form" aria-labelledby="trace-h">
         <label for="trace-client">${esc(t('trace.client'))}</label><select id="trace-client" required></select>
         <label for="trace-url">${esc(t('trace.url'))}</label><input id="trace-url" required spellcheck="false" autocomplete="off">
         <div class="full"><button type="submit" id="trace-run">${esc(t('trace.run'))}</button> <span id="trace-msg" role="status"></span></div>
       </form>` : `<p class="hint">${esc(t('trace.unavailable'))}</p>`}
-      <div id="trace-out" aria-live="polite"></div>`;
+      <div id="trace-out" aria-live="polite"></div>
+      ${serviceExtras.html()}`;
+    // The DNS names and the Endpoints come below the trace form: they load
+    // after the page is drawn, and above it they would move the form
+    // under the pointer of someone about to press its button.
     const form = el.querySelector('#trace-form');
     if (!form) return;
     el.querySelector('#trace-url').addEventListener('input', (e) => { e.target.dataset.touched = '1'; });
