@@ -66,8 +66,9 @@ func (r *Runtime) ExecStream(ctx context.Context, id string, cmd []string, s run
 	var openGate sync.Once
 	defer openGate.Do(func() { close(gate) })
 	var stdin io.Reader
+	stdinClosed := make(chan struct{}) // closed once CloseIO was sent
 	if s.Stdin != nil {
-		stdin = &eofCloser{r: s.Stdin, ready: ready, ctx: dctx, gate: gate, keep: s.TTY}
+		stdin = &eofCloser{r: s.Stdin, ready: ready, ctx: dctx, gate: gate, keep: s.TTY, closed: stdinClosed}
 	}
 	stdout, stderr := s.Stdout, s.Stderr
 	if stdout == nil {
@@ -107,7 +108,24 @@ func (r *Runtime) ExecStream(ctx context.Context, id string, cmd []string, s run
 		})
 	}
 	openGate.Do(func() { close(gate) })
+	// A CloseIO the shim takes before its own stdin copy is in place can
+	// be lost, leaving a command that reads to EOF waiting for ever (seen
+	// once in hundreds of execs of an empty stdin): while the process runs
+	// after its stdin ended, CloseIO is sent again every 2s (it is
+	// idempotent).
+	reclose := time.NewTicker(2 * time.Second)
+	defer reclose.Stop()
+	ended := stdinClosed
+wait:
 	select {
+	case <-ended:
+		ended = nil
+		goto wait
+	case <-reclose.C:
+		if ended == nil && !s.TTY {
+			_ = proc.CloseIO(dctx, ctrd.WithStdinCloser)
+		}
+		goto wait
 	case st := <-exited:
 		ioDone := make(chan struct{})
 		go func() { proc.IO().Wait(); close(ioDone) }()
@@ -142,6 +160,8 @@ type eofCloser struct {
 	gate  chan struct{}
 	keep  bool // a terminal: stdin's end does not hang it up
 	done  bool
+	// closed is closed once CloseIO was sent.
+	closed chan struct{}
 }
 
 func (e *eofCloser) Read(p []byte) (int, error) {
@@ -151,6 +171,7 @@ func (e *eofCloser) Read(p []byte) (int, error) {
 		e.done = true
 		if proc, ok := <-e.ready; ok && !e.keep {
 			_ = proc.CloseIO(e.ctx, ctrd.WithStdinCloser)
+			close(e.closed)
 		}
 	}
 	return n, err
