@@ -382,6 +382,7 @@ func DefaultStatefulSet(s *StatefulSet) {
 		spec.RevisionHistoryLimit = ptrTo[int32](10)
 	}
 	DefaultPodTemplateSpec(&spec.Template)
+	defaultStatefulSetClaims(s)
 }
 
 // DefaultEndpointSlice sets every port's name to "" and protocol to TCP

@@ -5,16 +5,17 @@
 // # Types
 //
 // Every object type (Namespace, Node, Pod, Service, Event, ConfigMap,
-// Secret, ServiceAccount, Deployment, StatefulSet, EndpointSlice,
-// ServiceCIDR, IPAddress, Lease) embeds
+// Secret, ServiceAccount, Deployment, StatefulSet, DaemonSet, EndpointSlice,
+// ServiceCIDR, IPAddress, Lease, Job, CronJob, PriorityClass, ...) embeds
 // TypeMeta inline and ObjectMeta as "metadata", so it satisfies Object; each
 // has an XxxList satisfying ListObject. Helper types follow Kubernetes:
 // IntOrString (a JSON number or string, with ScaledValue to resolve "25%"
 // against a total), Quantity (resource amounts, kept as written and parsed
 // by ParseQuantity), LabelSelector (SelectorMatches, SelectorString),
 // ObjectReference, Condition, Scale, Binding, DeleteOptions, WatchEvent.
-// Fields Skiff does not model (affinity, volumeClaimTemplates, most volume
-// sources, ...) are deliberately absent so that strict decoding rejects
+// The pod scheduling fields (affinity, topologySpreadConstraints,
+// priority) are in types_scheduling.go. Fields Skiff does not model
+// (volumeClaimTemplates, schedulingGates, most volume sources, ...) are deliberately absent so that strict decoding rejects
 // them instead of dropping them.
 //
 // # Defaulting
@@ -30,7 +31,13 @@
 // DefaultSecret, so it is validated as data and never stored. What
 // Kubernetes' admission does on create only runs in PrepareForCreate: a
 // new pod naming no ServiceAccount gets "default"
-// (DefaultPodServiceAccount); pod templates are left as written.
+// (DefaultPodServiceAccount); pod templates are left as written. A new
+// Job gets its generated selector and template labels there
+// (PrepareJobForCreate: batch.kubernetes.io/controller-uid and job-name,
+// and their legacy unprefixed forms), because they need the uid the server
+// just assigned; the defaults run after it, so a Job without labels of its
+// own gets its template's, generated ones included, as a Job read back from
+// Kubernetes has them.
 //
 // # Validation
 //
@@ -43,6 +50,10 @@
 // IsValidCIDR, ...) return bare messages so other packages can reuse them.
 // Where Skiff is stricter than Kubernetes it says so: SCTP ports are
 // rejected as NotSupported; StatefulSet names must be DNS-1123 labels.
+// A CronJob schedule is parsed with github.com/robfig/cron/v3's standard
+// parser (ParseSchedule), the parser Kubernetes validates and schedules
+// with, so both accept and reject the same schedules; ParseIndexes and
+// FormatIndexes read and write an Indexed Job's index lists ("1,3-5,7").
 //
 // # Resource table
 //

@@ -1,6 +1,7 @@
 package api
 
-// ScaleOf builds the autoscaling/v1 Scale of a Deployment or StatefulSet
+// ScaleOf builds the autoscaling/v1 Scale of a Deployment, StatefulSet,
+// ReplicaSet or ReplicationController
 // (GET .../scale); ok is false for any other object.
 func ScaleOf(obj Object) (s *Scale, ok bool) {
 	var spec, status int32
@@ -16,6 +17,16 @@ func ScaleOf(obj Object) (s *Scale, ok bool) {
 			spec = *o.Spec.Replicas
 		}
 		status, sel = o.Status.Replicas, o.Spec.Selector
+	case *ReplicaSet:
+		if o.Spec.Replicas != nil {
+			spec = *o.Spec.Replicas
+		}
+		status, sel = o.Status.Replicas, o.Spec.Selector
+	case *ReplicationController:
+		if o.Spec.Replicas != nil {
+			spec = *o.Spec.Replicas
+		}
+		status, sel = o.Status.Replicas, &LabelSelector{MatchLabels: o.Spec.Selector}
 	default:
 		return nil, false
 	}
@@ -31,13 +42,17 @@ func ScaleOf(obj Object) (s *Scale, ok bool) {
 	}, true
 }
 
-// SetReplicas sets spec.replicas of a Deployment or StatefulSet (PUT or
+// SetReplicas sets spec.replicas of a scalable object (PUT or
 // PATCH .../scale); ok is false for any other object.
 func SetReplicas(obj Object, replicas int32) (ok bool) {
 	switch o := obj.(type) {
 	case *Deployment:
 		o.Spec.Replicas = &replicas
 	case *StatefulSet:
+		o.Spec.Replicas = &replicas
+	case *ReplicaSet:
+		o.Spec.Replicas = &replicas
+	case *ReplicationController:
 		o.Spec.Replicas = &replicas
 	default:
 		return false

@@ -250,3 +250,181 @@ func (l *EndpointsList) GetItems() []Object { return itemsOf(l.Items) }
 
 // SetItems implements ListObject.
 func (l *EndpointsList) SetItems(items []Object) error { return setItemsOf[Endpoints](&l.Items, items) }
+
+// HorizontalPodAutoscalerList is a list of HorizontalPodAutoscalers.
+type HorizontalPodAutoscalerList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []HorizontalPodAutoscaler `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *HorizontalPodAutoscalerList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *HorizontalPodAutoscalerList) SetItems(items []Object) error {
+	return setItemsOf[HorizontalPodAutoscaler](&l.Items, items)
+}
+
+// ReplicaSetList is a list of ReplicaSets.
+type ReplicaSetList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []ReplicaSet `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *ReplicaSetList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *ReplicaSetList) SetItems(items []Object) error {
+	return setItemsOf[ReplicaSet](&l.Items, items)
+}
+
+// ReplicationControllerList is a list of ReplicationControllers.
+type ReplicationControllerList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []ReplicationController `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *ReplicationControllerList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *ReplicationControllerList) SetItems(items []Object) error {
+	return setItemsOf[ReplicationController](&l.Items, items)
+}
+
+// JobList is a list of Jobs.
+type JobList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []Job `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *JobList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *JobList) SetItems(items []Object) error { return setItemsOf[Job](&l.Items, items) }
+
+// CronJobList is a list of CronJobs.
+type CronJobList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []CronJob `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *CronJobList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *CronJobList) SetItems(items []Object) error { return setItemsOf[CronJob](&l.Items, items) }
+
+// ---- storage kinds (api/types_storage.go) ----
+
+// PersistentVolumeList is a list of PersistentVolumes.
+type PersistentVolumeList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []PersistentVolume `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *PersistentVolumeList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *PersistentVolumeList) SetItems(items []Object) error {
+	return setItemsOf[PersistentVolume](&l.Items, items)
+}
+
+// PersistentVolumeClaimList is a list of PersistentVolumeClaims.
+type PersistentVolumeClaimList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []PersistentVolumeClaim `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *PersistentVolumeClaimList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *PersistentVolumeClaimList) SetItems(items []Object) error {
+	return setItemsOf[PersistentVolumeClaim](&l.Items, items)
+}
+
+// StorageClassList is a list of StorageClasses.
+type StorageClassList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []StorageClass `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *StorageClassList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *StorageClassList) SetItems(items []Object) error {
+	return setItemsOf[StorageClass](&l.Items, items)
+}
+
+// PriorityClassList is a list of PriorityClasses.
+type PriorityClassList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []PriorityClass `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *PriorityClassList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *PriorityClassList) SetItems(items []Object) error {
+	return setItemsOf[PriorityClass](&l.Items, items)
+}
+
+// DaemonSetList is a list of DaemonSets.
+type DaemonSetList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []DaemonSet `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *DaemonSetList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *DaemonSetList) SetItems(items []Object) error {
+	return setItemsOf[DaemonSet](&l.Items, items)
+}
+
+// PodDisruptionBudgetList is a list of PodDisruptionBudgets.
+type PodDisruptionBudgetList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []PodDisruptionBudget `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *PodDisruptionBudgetList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *PodDisruptionBudgetList) SetItems(items []Object) error {
+	return setItemsOf[PodDisruptionBudget](&l.Items, items)
+}
+
+// ControllerRevisionList is a list of ControllerRevisions.
+type ControllerRevisionList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []ControllerRevision `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *ControllerRevisionList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *ControllerRevisionList) SetItems(items []Object) error {
+	return setItemsOf[ControllerRevision](&l.Items, items)
+}

@@ -111,7 +111,7 @@ func TestStrictDecodingRejectsUnknownFields(t *testing.T) {
 		want string
 	}{
 		{"misspelt port field", `{"spec":{"ports":[{"port":80,"targetport":8080}]}}`, &Service{}, `spec.ports[0].targetport`},
-		{"unsupported pod field", `{"spec":{"containers":[],"affinity":{}}}`, &Pod{}, `spec.affinity`},
+		{"unknown pod field", `{"spec":{"containers":[],"affinty":{}}}`, &Pod{}, `spec.affinty`},
 		{"duplicate field", `{"spec":{"replicas":1,"replicas":2}}`, &Deployment{}, `spec.replicas`},
 	}
 	for _, tt := range tests {

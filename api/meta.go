@@ -1,6 +1,8 @@
 package api
 
 import (
+	"time"
+
 	"github.com/skiff-dev/skiff/api/field"
 )
 
@@ -138,6 +140,18 @@ type ResourceInfo struct {
 	Categories []string
 	// Subresources served besides the main resource: status, scale, binding, log.
 	Subresources []string
+	// StorageVersion is the version objects are stored in when it is not
+	// Version (a custom resource served in several versions, converted by
+	// rewriting apiVersion: package apiserver/apiextensions); "" is Version.
+	StorageVersion string
+	// Table, when set, is the resource's server-side Table (kubectl get)
+	// instead of package printers' own: a custom resource's
+	// additionalPrinterColumns.
+	Table *TablePrinter
+	// Scale, when set, is where the scale subresource reads and writes its
+	// fields (a custom resource's subresources.scale); nil is
+	// spec.replicas, status.replicas and the LabelSelector spec.selector.
+	Scale *ScalePaths
 	// New returns a new empty object of the resource's type.
 	New func() Object
 	// Default fills defaults in place (called before validation on create and update).
@@ -172,6 +186,28 @@ type ResourceInfo struct {
 	// ValidateStatusUpdate validates a write to the status subresource.
 	// Nil when the resource has no status subresource.
 	ValidateStatusUpdate func(obj, old Object) field.ErrorList
+}
+
+// ScalePaths are the field paths of a custom resource's scale
+// subresource, as segments (["spec", "replicas"]).
+type ScalePaths struct {
+	SpecReplicas, StatusReplicas []string
+	// LabelSelector names a string (a serialized label selector); nil
+	// when the resource has none.
+	LabelSelector []string
+}
+
+// TablePrinter is a resource's Table: its columns and the cells of one
+// object's row, one per column.
+type TablePrinter struct {
+	Columns []TableColumn
+	Cells   func(obj Object, now time.Time) []any
+}
+
+// TableColumn is one column of a Table (meta.k8s.io TableColumnDefinition).
+type TableColumn struct {
+	Name, Type, Format, Description string
+	Priority                        int32
 }
 
 // GroupVersion is "v1" for the core group, else "group/version".

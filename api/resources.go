@@ -13,8 +13,18 @@ func Resources() []*ResourceInfo {
 	return []*ResourceInfo{
 		namespaces(), nodes(), pods(), services(), events(),
 		configMaps(), secrets(), serviceAccounts(), endpoints(),
+		replicationControllers(),
 		deployments(), statefulSets(), endpointSlices(),
+		replicaSets(),
 		serviceCIDRs(), ipAddresses(), leases(),
+		horizontalPodAutoscalers(),
+		jobs(), cronJobs(),
+		// storage (api/types_storage.go)
+		persistentVolumes(), persistentVolumeClaims(), storageClasses(),
+		priorityClasses(), // resources_scheduling.go
+		daemonSets(),
+		podDisruptionBudgets(),
+		controllerRevisions(), // resources_revision.go
 	}
 }
 
@@ -243,7 +253,7 @@ func nodes() *ResourceInfo {
 func pods() *ResourceInfo {
 	return build[Pod, *Pod, PodList](ResourceInfo{
 		Version: "v1", Resource: "pods", Singular: "pod", Kind: "Pod", ListKind: "PodList",
-		Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, Subresources: []string{"status", "binding", "log", "exec", "attach", "portforward"},
+		Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"}, Subresources: []string{"status", "binding", "log", "exec", "attach", "portforward", "eviction"},
 	}, kindFuncs[*Pod]{
 		defaults:     DefaultPod,
 		create:       ValidatePod,
@@ -259,11 +269,15 @@ func pods() *ResourceInfo {
 			m["status.podIP"] = o.Status.PodIP
 			m["status.nominatedNodeName"] = o.Status.NominatedNodeName
 		},
-		resetStatus:   func(o *Pod) { o.Status = PodStatus{Phase: PodPending} },
-		prepareCreate: DefaultPodServiceAccount,
+		resetStatus: func(o *Pod) { o.Status = PodStatus{Phase: PodPending} },
+		prepareCreate: func(o *Pod) {
+			DefaultPodServiceAccount(o)
+			o.Status.QOSClass = PodQOSClass(&o.Spec) // as kube-apiserver's PrepareForCreate
+		},
 		keepStatus:    func(o, p *Pod) { o.Status = p.Status },
 		keepSpec:      func(o, p *Pod) { o.Spec = p.Spec },
 		specChanged:   func(o, p *Pod) bool { return !semanticEqual(o.Spec, p.Spec) },
+		prepareUpdate: PreparePodForUpdate, // validation_scheduling.go
 	})
 }
 
@@ -447,5 +461,115 @@ func leases() *ResourceInfo {
 				m["spec.holderIdentity"] = ""
 			}
 		},
+	})
+}
+
+func jobs() *ResourceInfo {
+	return build[Job, *Job, JobList](ResourceInfo{
+		Group: "batch", Version: "v1", Resource: "jobs", Singular: "job", Kind: "Job", ListKind: "JobList",
+		Namespaced: true, Categories: []string{"all"}, Subresources: []string{"status"},
+	}, kindFuncs[*Job]{
+		defaults:      DefaultJob,
+		create:        ValidateJob,
+		update:        ValidateJobUpdate,
+		statusUpdate:  ValidateJobStatusUpdate,
+		prepareCreate: PrepareJobForCreate,
+		keepStatus:    func(o, p *Job) { o.Status = p.Status },
+		keepSpec:      func(o, p *Job) { o.Spec = p.Spec },
+		specChanged:   func(o, p *Job) bool { return !semanticEqual(o.Spec, p.Spec) },
+		fields: func(o *Job, m map[string]string) {
+			m["status.successful"] = strconv.Itoa(int(o.Status.Succeeded))
+		},
+	})
+}
+
+func cronJobs() *ResourceInfo {
+	return build[CronJob, *CronJob, CronJobList](ResourceInfo{
+		Group: "batch", Version: "v1", Resource: "cronjobs", Singular: "cronjob", Kind: "CronJob", ListKind: "CronJobList",
+		Namespaced: true, ShortNames: []string{"cj"}, Categories: []string{"all"}, Subresources: []string{"status"},
+	}, kindFuncs[*CronJob]{
+		defaults:     DefaultCronJob,
+		create:       ValidateCronJob,
+		update:       ValidateCronJobUpdate,
+		statusUpdate: ValidateCronJobStatusUpdate,
+		resetStatus:  func(o *CronJob) { o.Status = CronJobStatus{} },
+		keepStatus:   func(o, p *CronJob) { o.Status = p.Status },
+		keepSpec:     func(o, p *CronJob) { o.Spec = p.Spec },
+		specChanged:  func(o, p *CronJob) bool { return !semanticEqual(o.Spec, p.Spec) },
+	})
+}
+
+// ---- storage kinds (api/types_storage.go) ----
+
+func persistentVolumes() *ResourceInfo {
+	return build[PersistentVolume, *PersistentVolume, PersistentVolumeList](ResourceInfo{
+		Version: "v1", Resource: "persistentvolumes", Singular: "persistentvolume", Kind: "PersistentVolume", ListKind: "PersistentVolumeList",
+		ShortNames: []string{"pv"}, Subresources: []string{"status"},
+	}, kindFuncs[*PersistentVolume]{
+		defaults:     DefaultPersistentVolume,
+		create:       ValidatePersistentVolume,
+		update:       ValidatePersistentVolumeUpdate,
+		statusUpdate: ValidatePersistentVolumeStatusUpdate,
+		resetStatus:  func(o *PersistentVolume) { o.Status = PersistentVolumeStatus{Phase: VolumePending} },
+		keepStatus:   func(o, p *PersistentVolume) { o.Status = p.Status },
+		keepSpec:     func(o, p *PersistentVolume) { o.Spec = p.Spec },
+	})
+}
+
+func persistentVolumeClaims() *ResourceInfo {
+	return build[PersistentVolumeClaim, *PersistentVolumeClaim, PersistentVolumeClaimList](ResourceInfo{
+		Version: "v1", Resource: "persistentvolumeclaims", Singular: "persistentvolumeclaim", Kind: "PersistentVolumeClaim", ListKind: "PersistentVolumeClaimList",
+		Namespaced: true, ShortNames: []string{"pvc"}, Subresources: []string{"status"},
+	}, kindFuncs[*PersistentVolumeClaim]{
+		defaults:     DefaultPersistentVolumeClaim,
+		create:       ValidatePersistentVolumeClaim,
+		update:       ValidatePersistentVolumeClaimUpdate,
+		statusUpdate: ValidatePersistentVolumeClaimStatusUpdate,
+		resetStatus:  func(o *PersistentVolumeClaim) { o.Status = PersistentVolumeClaimStatus{Phase: ClaimPending} },
+		keepStatus:   func(o, p *PersistentVolumeClaim) { o.Status = p.Status },
+		keepSpec:     func(o, p *PersistentVolumeClaim) { o.Spec = p.Spec },
+	})
+}
+
+func storageClasses() *ResourceInfo {
+	return build[StorageClass, *StorageClass, StorageClassList](ResourceInfo{
+		Group: "storage.k8s.io", Version: "v1", Resource: "storageclasses", Singular: "storageclass", Kind: "StorageClass", ListKind: "StorageClassList",
+		ShortNames: []string{"sc"},
+	}, kindFuncs[*StorageClass]{
+		defaults: DefaultStorageClass,
+		create:   ValidateStorageClass,
+		update:   ValidateStorageClassUpdate,
+	})
+}
+
+func daemonSets() *ResourceInfo {
+	return build[DaemonSet, *DaemonSet, DaemonSetList](ResourceInfo{
+		Group: "apps", Version: "v1", Resource: "daemonsets", Singular: "daemonset", Kind: "DaemonSet", ListKind: "DaemonSetList",
+		Namespaced: true, ShortNames: []string{"ds"}, Categories: []string{"all"}, Subresources: []string{"status"},
+	}, kindFuncs[*DaemonSet]{
+		defaults:     DefaultDaemonSet,
+		create:       ValidateDaemonSet,
+		update:       ValidateDaemonSetUpdate,
+		statusUpdate: ValidateDaemonSetStatusUpdate,
+		resetStatus:  func(o *DaemonSet) { o.Status = DaemonSetStatus{} },
+		keepStatus:   func(o, p *DaemonSet) { o.Status = p.Status },
+		keepSpec:     func(o, p *DaemonSet) { o.Spec = p.Spec },
+		specChanged:  func(o, p *DaemonSet) bool { return !semanticEqual(o.Spec, p.Spec) },
+	})
+}
+
+func podDisruptionBudgets() *ResourceInfo {
+	return build[PodDisruptionBudget, *PodDisruptionBudget, PodDisruptionBudgetList](ResourceInfo{
+		Group: "policy", Version: "v1", Resource: "poddisruptionbudgets", Singular: "poddisruptionbudget", Kind: "PodDisruptionBudget", ListKind: "PodDisruptionBudgetList",
+		Namespaced: true, ShortNames: []string{"pdb"}, Subresources: []string{"status"},
+	}, kindFuncs[*PodDisruptionBudget]{
+		defaults:     DefaultPodDisruptionBudget,
+		create:       ValidatePodDisruptionBudget,
+		update:       ValidatePodDisruptionBudgetUpdate,
+		statusUpdate: ValidatePodDisruptionBudgetStatusUpdate,
+		resetStatus:  func(o *PodDisruptionBudget) { o.Status = PodDisruptionBudgetStatus{} },
+		keepStatus:   func(o, p *PodDisruptionBudget) { o.Status = p.Status },
+		keepSpec:     func(o, p *PodDisruptionBudget) { o.Spec = p.Spec },
+		specChanged:  func(o, p *PodDisruptionBudget) bool { return !semanticEqual(o.Spec, p.Spec) },
 	})
 }

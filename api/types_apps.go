@@ -103,6 +103,10 @@ type StatefulSetSpec struct {
 	RevisionHistoryLimit *int32                    `json:"revisionHistoryLimit,omitempty"`
 	MinReadySeconds      int32                     `json:"minReadySeconds,omitempty"`
 	Ordinals             *StatefulSetOrdinals      `json:"ordinals,omitempty"`
+	// VolumeClaimTemplates are the claims each pod gets, named
+	// <template>-<statefulset>-<ordinal> (api/types_storage.go).
+	VolumeClaimTemplates                 []PersistentVolumeClaim                          `json:"volumeClaimTemplates,omitempty"`
+	PersistentVolumeClaimRetentionPolicy *StatefulSetPersistentVolumeClaimRetentionPolicy `json:"persistentVolumeClaimRetentionPolicy,omitempty"`
 }
 
 // StatefulSetUpdateStrategy is RollingUpdate or OnDelete.

@@ -209,6 +209,13 @@ type PodSpec struct {
 	HostAliases                   []HostAlias            `json:"hostAliases,omitempty"`
 	DNSConfig                     *PodDNSConfig          `json:"dnsConfig,omitempty"`
 	EnableServiceLinks            *bool                  `json:"enableServiceLinks,omitempty"`
+
+	// Scheduling (api/types_scheduling.go).
+	Affinity                  *Affinity                  `json:"affinity,omitempty"`
+	TopologySpreadConstraints []TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	PriorityClassName         string                     `json:"priorityClassName,omitempty"`
+	Priority                  *int32                     `json:"priority,omitempty"`
+	PreemptionPolicy          *PreemptionPolicy          `json:"preemptionPolicy,omitempty"`
 }
 
 // Volume is a pod volume. Exactly one source must be set.
@@ -227,6 +234,11 @@ type VolumeSource struct {
 	DownwardAPI *DownwardAPIVolumeSource `json:"downwardAPI,omitempty"`
 	// Projected merges several sources into one directory.
 	Projected *ProjectedVolumeSource `json:"projected,omitempty"`
+	// PersistentVolumeClaim mounts the volume bound to a claim of the
+	// pod's namespace (api/types_storage.go).
+	PersistentVolumeClaim *PersistentVolumeClaimVolumeSource `json:"persistentVolumeClaim,omitempty"`
+	// NFS mounts an NFS export.
+	NFS *NFSVolumeSource `json:"nfs,omitempty"`
 }
 
 // DownwardAPIVolumeSource writes pod fields (labels, annotations, name,
@@ -527,6 +539,8 @@ type SecurityContext struct {
 	RunAsNonRoot             *bool         `json:"runAsNonRoot,omitempty"`
 	ReadOnlyRootFilesystem   *bool         `json:"readOnlyRootFilesystem,omitempty"`
 	AllowPrivilegeEscalation *bool         `json:"allowPrivilegeEscalation,omitempty"`
+
+	SeccompProfile *SeccompProfile `json:"seccompProfile,omitempty"`
 }
 
 // Capabilities adds and drops Linux capabilities.
@@ -543,7 +557,38 @@ type PodSecurityContext struct {
 	SupplementalGroups []int64  `json:"supplementalGroups,omitempty"`
 	FSGroup            *int64   `json:"fsGroup,omitempty"`
 	Sysctls            []Sysctl `json:"sysctls,omitempty"`
+
+	// FSGroupChangePolicy: Always (the default) or OnRootMismatch.
+	FSGroupChangePolicy *PodFSGroupChangePolicy `json:"fsGroupChangePolicy,omitempty"`
+	SeccompProfile      *SeccompProfile         `json:"seccompProfile,omitempty"`
 }
+
+// PodFSGroupChangePolicy says when a volume's ownership follows fsGroup.
+type PodFSGroupChangePolicy string
+
+// The fsGroupChangePolicy values.
+const (
+	FSGroupChangeOnRootMismatch PodFSGroupChangePolicy = "OnRootMismatch"
+	FSGroupChangeAlways         PodFSGroupChangePolicy = "Always"
+)
+
+// SeccompProfile is a seccomp profile: the runtime's default, none, or a
+// file of the node (LocalhostProfile, relative to the agent's seccomp
+// directory; set only with type Localhost).
+type SeccompProfile struct {
+	Type             SeccompProfileType `json:"type"`
+	LocalhostProfile *string            `json:"localhostProfile,omitempty"`
+}
+
+// SeccompProfileType is a SeccompProfile's kind.
+type SeccompProfileType string
+
+// The seccomp profile types.
+const (
+	SeccompProfileTypeUnconfined     SeccompProfileType = "Unconfined"
+	SeccompProfileTypeRuntimeDefault SeccompProfileType = "RuntimeDefault"
+	SeccompProfileTypeLocalhost      SeccompProfileType = "Localhost"
+)
 
 // Sysctl is a namespaced kernel parameter.
 type Sysctl struct {

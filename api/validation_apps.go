@@ -222,7 +222,8 @@ func validateStatefulSetSpec(s *StatefulSetSpec, path *field.Path) field.ErrorLi
 	if s.ServiceName != "" {
 		errs = append(errs, ValidateDNS1123LabelField(s.ServiceName, path.Child("serviceName"))...)
 	}
-	errs = append(errs, validateWorkloadSelector(s.Selector, &s.Template, "statefulset", path)...)
+	errs = append(errs, validateWorkloadSelector(s.Selector, statefulSetPodTemplate(s), "statefulset", path)...)
+	errs = append(errs, validateStatefulSetClaims(s, path)...)
 	return errs
 }
 
@@ -240,6 +241,7 @@ func ValidateStatefulSetUpdate(s, old *StatefulSet) field.ErrorList {
 	c.UpdateStrategy = old.Spec.UpdateStrategy
 	c.RevisionHistoryLimit = old.Spec.RevisionHistoryLimit
 	c.MinReadySeconds = old.Spec.MinReadySeconds
+	c.PersistentVolumeClaimRetentionPolicy = old.Spec.PersistentVolumeClaimRetentionPolicy
 	if !semanticEqual(c, old.Spec) {
 		errs = append(errs, field.Forbidden(field.NewPath("spec"), "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"))
 	}

@@ -129,6 +129,7 @@ func ValidatePodSpec(s *PodSpec, path *field.Path) field.ErrorList {
 		}
 	}
 	errs = append(errs, validateTolerations(s.Tolerations, path.Child("tolerations"))...)
+	errs = append(errs, validatePodSchedulingFields(s, path)...)
 	for i, ha := range s.HostAliases {
 		p := path.Child("hostAliases").Index(i)
 		errs = append(errs, ValidateIP(p.Child("ip"), ha.IP)...)
@@ -146,6 +147,41 @@ func ValidatePodSpec(s *PodSpec, path *field.Path) field.ErrorList {
 				errs = append(errs, ValidateNonnegativeField(*f.v, p.Child(f.name))...)
 			}
 		}
+		for i, g := range sc.SupplementalGroups {
+			errs = append(errs, ValidateNonnegativeField(g, p.Child("supplementalGroups").Index(i))...)
+		}
+		if fp := sc.FSGroupChangePolicy; fp != nil && *fp != FSGroupChangeOnRootMismatch && *fp != FSGroupChangeAlways {
+			errs = append(errs, field.NotSupported(p.Child("fsGroupChangePolicy"), *fp, []string{string(FSGroupChangeAlways), string(FSGroupChangeOnRootMismatch)}))
+		}
+		errs = append(errs, validateSeccompProfile(sc.SeccompProfile, p.Child("seccompProfile"))...)
+		errs = append(errs, validateSysctls(s, sc.Sysctls, p.Child("sysctls"))...)
+	}
+	return errs
+}
+
+// validateSeccompProfile is upstream's validateSeccompProfileField: a
+// known type, and a localhostProfile (a relative path without "..")
+// exactly when the type is Localhost.
+func validateSeccompProfile(sp *SeccompProfile, path *field.Path) field.ErrorList {
+	if sp == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	switch sp.Type {
+	case SeccompProfileTypeLocalhost, SeccompProfileTypeRuntimeDefault, SeccompProfileTypeUnconfined:
+	case "":
+		errs = append(errs, field.Required(path.Child("type"), "type is required when seccompProfile is set"))
+	default:
+		errs = append(errs, field.NotSupported(path.Child("type"), sp.Type, []string{string(SeccompProfileTypeLocalhost), string(SeccompProfileTypeRuntimeDefault), string(SeccompProfileTypeUnconfined)}))
+	}
+	if sp.Type == SeccompProfileTypeLocalhost {
+		if sp.LocalhostProfile == nil || *sp.LocalhostProfile == "" {
+			errs = append(errs, field.Required(path.Child("localhostProfile"), "must be set when seccomp type is Localhost"))
+		} else {
+			errs = append(errs, validateLocalNonReservedPath(*sp.LocalhostProfile, path.Child("localhostProfile"))...)
+		}
+	} else if sp.LocalhostProfile != nil {
+		errs = append(errs, field.Invalid(path.Child("localhostProfile"), *sp.LocalhostProfile, "can only be set when seccomp type is Localhost"))
 	}
 	return errs
 }
@@ -226,6 +262,14 @@ func validateVolumeSource(s *VolumeSource, path *field.Path) field.ErrorList {
 	}
 	if s.Projected != nil && more("projected") {
 		errs = append(errs, validateProjectedVolumeSource(s.Projected, path.Child("projected"))...)
+	}
+	if s.PersistentVolumeClaim != nil && more("persistentVolumeClaim") {
+		if s.PersistentVolumeClaim.ClaimName == "" {
+			errs = append(errs, field.Required(path.Child("persistentVolumeClaim", "claimName"), ""))
+		}
+	}
+	if s.NFS != nil && more("nfs") {
+		errs = append(errs, validateNFSVolumeSource(s.NFS, path.Child("nfs"))...)
 	}
 	if n == 0 {
 		errs = append(errs, field.Required(path, "must specify a volume type"))
@@ -479,6 +523,14 @@ func validateContainer(c *Container, isInit bool, vols, names map[string]bool, h
 		if sc.Privileged != nil && *sc.Privileged && sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation {
 			errs = append(errs, field.Invalid(p, "", "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"))
 		}
+		if sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation && sc.Capabilities != nil {
+			for _, c := range sc.Capabilities.Add {
+				if c == "CAP_SYS_ADMIN" {
+					errs = append(errs, field.Invalid(p, "", "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN"))
+				}
+			}
+		}
+		errs = append(errs, validateSeccompProfile(sc.SeccompProfile, p.Child("seccompProfile"))...)
 	}
 	return errs
 }

@@ -232,6 +232,42 @@ func TestValidatePod(t *testing.T) {
 		{name: "dual-stack host IPs", mutate: func(p *Pod) { p.Status.HostIPs = []HostIP{{IP: "10.0.0.1"}, {IP: "fd00::1"}} }},
 		{name: "two IPv4 host IPs", mutate: func(p *Pod) { p.Status.HostIPs = []HostIP{{IP: "10.0.0.1"}, {IP: "10.0.0.2"}} },
 			want: []string{"FieldValueInvalid status.hostIPs"}},
+		{name: "seccomp RuntimeDefault and OnRootMismatch", mutate: func(p *Pod) {
+			fp := FSGroupChangeOnRootMismatch
+			p.Spec.SecurityContext = &PodSecurityContext{FSGroupChangePolicy: &fp, SeccompProfile: &SeccompProfile{Type: SeccompProfileTypeRuntimeDefault}}
+		}},
+		{name: "seccomp Localhost", mutate: func(p *Pod) {
+			lp := "profiles/audit.json"
+			p.Spec.Containers[0].SecurityContext = &SecurityContext{SeccompProfile: &SeccompProfile{Type: SeccompProfileTypeLocalhost, LocalhostProfile: &lp}}
+		}},
+		{name: "seccomp Localhost without a profile", mutate: func(p *Pod) {
+			p.Spec.Containers[0].SecurityContext = &SecurityContext{SeccompProfile: &SeccompProfile{Type: SeccompProfileTypeLocalhost}}
+		}, want: []string{"FieldValueRequired spec.containers[0].securityContext.seccompProfile.localhostProfile"}},
+		{name: "seccomp Localhost profile with backsteps", mutate: func(p *Pod) {
+			lp := "../etc/x.json"
+			p.Spec.SecurityContext = &PodSecurityContext{SeccompProfile: &SeccompProfile{Type: SeccompProfileTypeLocalhost, LocalhostProfile: &lp}}
+		}, want: []string{"FieldValueInvalid spec.securityContext.seccompProfile.localhostProfile", "FieldValueInvalid spec.securityContext.seccompProfile.localhostProfile"}},
+		{name: "seccomp profile without Localhost", mutate: func(p *Pod) {
+			lp := "x.json"
+			p.Spec.SecurityContext = &PodSecurityContext{SeccompProfile: &SeccompProfile{Type: SeccompProfileTypeRuntimeDefault, LocalhostProfile: &lp}}
+		}, want: []string{"FieldValueInvalid spec.securityContext.seccompProfile.localhostProfile"}},
+		{name: "seccomp unknown type", mutate: func(p *Pod) {
+			p.Spec.Containers[0].SecurityContext = &SecurityContext{SeccompProfile: &SeccompProfile{Type: "Default"}}
+		}, want: []string{"FieldValueNotSupported spec.containers[0].securityContext.seccompProfile.type"}},
+		{name: "seccomp without type", mutate: func(p *Pod) {
+			p.Spec.Containers[0].SecurityContext = &SecurityContext{SeccompProfile: &SeccompProfile{}}
+		}, want: []string{"FieldValueRequired spec.containers[0].securityContext.seccompProfile.type"}},
+		{name: "negative supplemental group", mutate: func(p *Pod) {
+			p.Spec.SecurityContext = &PodSecurityContext{SupplementalGroups: []int64{1, -2}}
+		}, want: []string{"FieldValueInvalid spec.securityContext.supplementalGroups[1]"}},
+		{name: "unknown fsGroupChangePolicy", mutate: func(p *Pod) {
+			fp := PodFSGroupChangePolicy("Never")
+			p.Spec.SecurityContext = &PodSecurityContext{FSGroupChangePolicy: &fp}
+		}, want: []string{"FieldValueNotSupported spec.securityContext.fsGroupChangePolicy"}},
+		{name: "no escalation with CAP_SYS_ADMIN", mutate: func(p *Pod) {
+			f := false
+			p.Spec.Containers[0].SecurityContext = &SecurityContext{AllowPrivilegeEscalation: &f, Capabilities: &Capabilities{Add: []string{"CAP_SYS_ADMIN"}}}
+		}, want: []string{"FieldValueInvalid spec.containers[0].securityContext"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

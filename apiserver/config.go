@@ -41,6 +41,9 @@ type Config struct {
 	// ("serviceaccounts/token") or "resource.group" for a cluster-scoped
 	// resource of its own ("selfsubjectreviews.authentication.k8s.io").
 	Actions map[string]*Action
+	// Reads serve computed, read-only resources (reads.go), keyed
+	// "resource.group" ("pods.metrics.k8s.io").
+	Reads map[string]*ReadOnly
 	// Paths are extra non-resource GET paths, served after authentication
 	// and authorization (Attributes.Path) as /metrics is.
 	Paths map[string]http.Handler

@@ -127,7 +127,7 @@ func (h *handler) delete() {
 		writeErr(h.w, err)
 		return
 	}
-	writeRaw(h.w, http.StatusOK, raw)
+	h.writeObject(http.StatusOK, raw)
 }
 
 type podLight struct {
@@ -306,6 +306,10 @@ func (h *handler) deleteCollection() {
 			return
 		}
 		if raw != nil {
+			if raw, err = h.out(raw); err != nil {
+				writeErr(h.w, err)
+				return
+			}
 			items = append(items, raw)
 		}
 	}

@@ -85,6 +85,11 @@ func (s *Server) apiGroup(name string) (apiGroup, bool) {
 		g.Versions = append(g.Versions, groupVersionForDiscovery{GroupVersion: key, Version: gv.version})
 	}
 	if len(g.Versions) == 0 {
+		for _, v := range s.custom.Load().versions[name] {
+			g.Versions = append(g.Versions, groupVersionForDiscovery{GroupVersion: name + "/" + v, Version: v})
+		}
+	}
+	if len(g.Versions) == 0 {
 		return g, false
 	}
 	g.PreferredVersion = g.Versions[0]
@@ -94,6 +99,13 @@ func (s *Server) apiGroup(name string) (apiGroup, bool) {
 func (s *Server) serveAPIGroupList(w http.ResponseWriter, r *http.Request) {
 	list := apiGroupList{Kind: "APIGroupList", APIVersion: "v1", Groups: []apiGroup{}}
 	for _, name := range s.groupNames {
+		if g, ok := s.apiGroup(name); ok {
+			list.Groups = append(list.Groups, g)
+		}
+	}
+	// Custom groups follow the built-in ones, as kube-apiserver lists the
+	// groups of CustomResourceDefinitions after its own.
+	for _, name := range s.custom.Load().names {
 		if g, ok := s.apiGroup(name); ok {
 			list.Groups = append(list.Groups, g)
 		}
@@ -124,6 +136,12 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv *g
 			Name: name, SingularName: strings.ToLower(a.Kind), Kind: a.Kind, Verbs: []string{"create"},
 		})
 	}
+	for _, name := range sortedKeys(gv.reads) {
+		ro := gv.reads[name]
+		list.Resources = append(list.Resources, apiResource{
+			Name: name, SingularName: "", Namespaced: ro.Namespaced, Kind: ro.Kind, Verbs: []string{"get", "list"},
+		})
+	}
 	for _, res := range gv.order {
 		info := res.info
 		list.Resources = append(list.Resources, apiResource{
@@ -141,6 +159,9 @@ func (s *Server) serveResourceList(w http.ResponseWriter, r *http.Request, gv *g
 				sr.Verbs = []string{"get", "patch", "update"}
 			case "binding":
 				sr.Kind, sr.Verbs = "Binding", []string{"create"}
+			case "eviction":
+				sr.Group, sr.Version, sr.Kind = "policy", "v1", "Eviction"
+				sr.Verbs = []string{"create"}
 			case "log":
 				sr.Verbs = []string{"get"}
 			case "exec", "attach", "portforward":

@@ -37,6 +37,11 @@
 // body decoded as a write's is (kind and apiVersion, when set, must be the
 // Action's: 400), answered 201 with what Serve returns; nothing is stored.
 // Config.Paths add non-resource GET paths (the issuer discovery documents).
+// Config.Reads add computed read-only resources (reads.go, as an
+// aggregated API server's: metrics.k8s.io's nodes and pods), keyed
+// "resource.group": listed in discovery with the verbs get and list,
+// authorized as a get or list of that resource, a list's labelSelector
+// parsed as a stored list's; any other method or a watch is 405.
 //
 // A write decodes the body strictly (sigs.k8s.io/json; unknown or duplicate
 // fields are 400 naming their path unless fieldValidation says otherwise;
@@ -93,6 +98,19 @@
 //     fallback). Scale, binding and finalize still update inside their
 //     transaction; their objects are small.
 //   - Every error response is a Status with the Kubernetes reason and code.
+//
+// # Custom resources
+//
+// SetCustomResources (custom.go) replaces, while the server runs, a second
+// set of resources served like those of Config.Resources: in groups of
+// their own, listed in discovery after the built-in groups, each with the
+// TxnHook given with it, without OpenAPI, a strategic merge patch being
+// 415. Package
+// apiextensions drives it from the stored CustomResourceDefinitions. A
+// ResourceInfo whose StorageVersion is not its Version stores its objects
+// with the storage version's apiVersion (always the first field of their
+// JSON) and every answer, read or write, has it rewritten to the version
+// asked for.
 //
 // # Watch
 //

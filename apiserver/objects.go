@@ -46,11 +46,16 @@ type resource struct {
 	qualified     string // services, deployments.apps
 	qualifiedKind string // Service, Deployment.apps
 	prefix        string
-	subs          map[string]bool
-	actions       map[string]*Action // subresources served by an Action (actions.go)
-	hook          TxnHook
-	isPods        bool
-	isNamespaces  bool
+	storageGV     string // apiVersion of stored values
+	// convert rewrites a stored value's apiVersion (storageGV, always its
+	// first field) to the served one; nil when they are the same.
+	convert      func([]byte) ([]byte, error)
+	custom       bool // a custom resource (SetCustomResources)
+	subs         map[string]bool
+	actions      map[string]*Action // subresources served by an Action (actions.go)
+	hook         TxnHook
+	isPods       bool
+	isNamespaces bool
 
 	statusIndex []int   // reflect index of the status field; nil when none
 	specIndexes [][]int // fields outside metadata and status (generation)
@@ -74,6 +79,14 @@ func newResource(info *api.ResourceInfo, hook TxnHook) (*resource, error) {
 	if info.Group != "" {
 		r.qualified += "." + info.Group
 		r.qualifiedKind += "." + info.Group
+	}
+	r.storageGV = info.GroupVersion()
+	if sv := info.StorageVersion; sv != "" && sv != info.Version {
+		r.storageGV = sv
+		if info.Group != "" {
+			r.storageGV = info.Group + "/" + sv
+		}
+		r.convert = apiVersionRewriter(r.storageGV, info.GroupVersion())
 	}
 	for _, s := range info.Subresources {
 		r.subs[s] = true
@@ -166,13 +179,38 @@ func (r *resource) specChanged(a, b api.Object) (bool, error) {
 // encode stamps TypeMeta and resourceVersion rv and marshals obj.
 func (r *resource) encode(obj api.Object, rv int64) ([]byte, error) {
 	tm := obj.GetTypeMeta()
-	tm.APIVersion, tm.Kind = r.info.GroupVersion(), r.info.Kind
+	tm.APIVersion, tm.Kind = r.storedAPIVersion(), r.info.Kind
 	obj.GetObjectMeta().ResourceVersion = strconv.FormatInt(rv, 10)
 	b, err := json.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("apiserver: encoding %s: %w", r.qualified, err)
 	}
 	return b, nil
+}
+
+// storedAPIVersion is the apiVersion of r's stored values.
+func (r *resource) storedAPIVersion() string {
+	if r.storageGV == "" {
+		return r.info.GroupVersion()
+	}
+	return r.storageGV
+}
+
+// apiVersionRewriter rewrites the apiVersion of a value encoded with
+// apiVersion from as its first field to to (the conversion of custom
+// resources whose versions share one schema); any other value (a Status)
+// passes unchanged.
+func apiVersionRewriter(from, to string) func([]byte) ([]byte, error) {
+	fromPrefix := []byte(`{"apiVersion":"` + from + `"`)
+	toPrefix := []byte(`{"apiVersion":"` + to + `"`)
+	return func(raw []byte) ([]byte, error) {
+		if !bytes.HasPrefix(raw, fromPrefix) {
+			return raw, nil
+		}
+		out := make([]byte, 0, len(raw)-len(fromPrefix)+len(toPrefix))
+		out = append(out, toPrefix...)
+		return append(out, raw[len(fromPrefix):]...), nil
+	}
 }
 
 // newUID is a random RFC 4122 version 4 UUID.

@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -49,6 +50,10 @@ type Server struct {
 	nsRes       *resource               // core namespaces, nil when not served
 	paths       map[string]http.Handler // Config.Paths
 
+	// custom is the custom resources served now (SetCustomResources),
+	// replaced whole; never nil after New.
+	custom atomic.Pointer[customSet]
+
 	bufPool sync.Pool // *bufio.Writer for list responses
 	handler http.Handler
 
@@ -69,7 +74,8 @@ type groupVersion struct {
 	group, version string
 	resources      map[string]*resource
 	order          []*resource
-	actions        map[string]*Action // resources of their own (actions.go)
+	actions        map[string]*Action   // resources of their own (actions.go)
+	reads          map[string]*ReadOnly // computed read-only resources (reads.go)
 }
 
 // New checks cfg and builds a Server.
@@ -172,12 +178,16 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("apiserver: hook for %q names no served resource", k)
 		}
 	}
+	if err := s.addReads(cfg.Reads); err != nil {
+		return nil, err
+	}
 	if err := s.addActions(cfg.Actions); err != nil {
 		return nil, err
 	}
 	s.paths = cfg.Paths
 	sort.Strings(s.groupNames)
 	s.groupNames = compactStrings(s.groupNames)
+	s.custom.Store(&customSet{groups: map[string]*groupVersion{}, versions: map[string][]string{}})
 	s.bufPool.New = func() any { return bufio.NewWriterSize(io.Discard, 64<<10) }
 	s.handler = s.routes()
 	return s, nil
@@ -269,7 +279,7 @@ func (s *Server) routes() http.Handler {
 				r.Get("/api/v1", func(w http.ResponseWriter, r *http.Request) { s.serveResourceList(w, r, gv) })
 			}
 			r.Get("/apis/{group}/{version}", func(w http.ResponseWriter, r *http.Request) {
-				gv := s.groups[chi.URLParam(r, "group")+"/"+chi.URLParam(r, "version")]
+				gv := s.groupVersion(chi.URLParam(r, "group") + "/" + chi.URLParam(r, "version"))
 				if gv == nil || gv.group == "" {
 					writeError(w, pathNotFound())
 					return
@@ -283,7 +293,7 @@ func (s *Server) routes() http.Handler {
 			})
 		}
 		r.HandleFunc("/apis/{group}/{version}/*", func(w http.ResponseWriter, r *http.Request) {
-			gv := s.groups[chi.URLParam(r, "group")+"/"+chi.URLParam(r, "version")]
+			gv := s.groupVersion(chi.URLParam(r, "group") + "/" + chi.URLParam(r, "version"))
 			if gv == nil || gv.group == "" {
 				if s.nonResourceAllowed(w, r) {
 					writeError(w, pathNotFound())
@@ -293,6 +303,10 @@ func (s *Server) routes() http.Handler {
 			rest := chi.URLParam(r, "*")
 			if a := gv.actions[rest]; a != nil {
 				s.serveAction(w, r, a, Attributes{Group: gv.group, Resource: rest})
+				return
+			}
+			if ro, res, ns, name, ok := gv.readTarget(rest); ok {
+				s.serveRead(w, r, ro, res, ns, name)
 				return
 			}
 			s.serveResource(w, r, gv, rest)
@@ -398,7 +412,7 @@ func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, gv *gro
 				verb = "delete"
 			}
 		}
-	case t.sub == "binding":
+	case t.sub == "binding" || t.sub == "eviction":
 		if m == http.MethodPost {
 			verb = "create"
 		}
@@ -461,6 +475,21 @@ func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, gv *gro
 			return
 		}
 	}
+	if conv := t.r.convert; conv != nil {
+		// A custom resource served in a version it is not stored in:
+		// every object sent, read or written, has its apiVersion rewritten.
+		if inner := view; inner == nil {
+			view = View(conv)
+		} else {
+			view = func(raw []byte) ([]byte, error) {
+				c, err := conv(raw)
+				if err != nil {
+					return nil, err
+				}
+				return inner(c)
+			}
+		}
+	}
 	if err := checkDryRun(req, verb); err != nil {
 		writeErr(w, err)
 		return
@@ -494,6 +523,8 @@ func (s *Server) serveResource(w http.ResponseWriter, req *http.Request, gv *gro
 		h.updateScale(verb == "patch")
 	case "create/binding":
 		h.bind()
+	case "create/eviction":
+		h.evict()
 	case "get/log":
 		h.logs()
 	case "create/exec", "create/attach", "create/portforward":

@@ -44,7 +44,10 @@ type scalable struct {
 }
 
 // buildScale derives the Scale of a stored object.
-func buildScale(raw []byte) (*scale, error) {
+func buildScale(r *resource, raw []byte) (*scale, error) {
+	if r.info.Scale != nil {
+		return buildScaleAt(r.info.Scale, raw)
+	}
 	var o scalable
 	if err := json.Unmarshal(raw, &o); err != nil {
 		return nil, fmt.Errorf("apiserver: decoding scalable object: %w", err)
@@ -69,6 +72,71 @@ func buildScale(raw []byte) (*scale, error) {
 	}
 	sc.Status.Selector = sel
 	return sc, nil
+}
+
+// buildScaleAt derives the Scale of a stored custom object from its
+// scale paths, as upstream's custom resource scale does: a missing or
+// non-integer replicas field is 0, the selector is the string at its path.
+func buildScaleAt(p *api.ScalePaths, raw []byte) (*scale, error) {
+	m, err := decodeMap(raw)
+	if err != nil {
+		return nil, err
+	}
+	var meta api.ObjectMeta
+	if md, ok := m["metadata"]; ok {
+		b, err := json.Marshal(md)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &meta); err != nil {
+			return nil, fmt.Errorf("apiserver: decoding metadata: %w", err)
+		}
+	}
+	sc := &scale{
+		TypeMeta: api.TypeMeta{Kind: "Scale", APIVersion: "autoscaling/v1"},
+		Metadata: api.ObjectMeta{
+			Name: meta.Name, Namespace: meta.Namespace, UID: meta.UID,
+			ResourceVersion: meta.ResourceVersion, CreationTimestamp: meta.CreationTimestamp,
+		},
+	}
+	replicas := func(path []string) int32 {
+		n, ok := valueAt(m, path).(json.Number)
+		if !ok {
+			return 0
+		}
+		i, err := n.Int64()
+		if err != nil || i < 0 || i > 1<<31-1 {
+			return 0
+		}
+		return int32(i)
+	}
+	sc.Spec.Replicas = replicas(p.SpecReplicas)
+	sc.Status.Replicas = replicas(p.StatusReplicas)
+	if p.LabelSelector != nil {
+		sc.Status.Selector, _ = valueAt(m, p.LabelSelector).(string)
+	}
+	return sc, nil
+}
+
+// valueAt is the value at path in m; nil when absent.
+func valueAt(m map[string]any, path []string) any {
+	var v any = m
+	for _, k := range path {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = mm[k]
+	}
+	return v
+}
+
+// setAt sets the value at path in m, making the maps on the way.
+func setAt(m map[string]any, path []string, v any) {
+	for _, k := range path[:len(path)-1] {
+		m = childMap(m, k)
+	}
+	m[path[len(path)-1]] = v
 }
 
 // selectorString renders spec.selector (a LabelSelector, or a plain map
@@ -148,7 +216,7 @@ func (h *handler) getScale() {
 		writeErr(h.w, err)
 		return
 	}
-	sc, err := buildScale(kv.Value)
+	sc, err := buildScale(h.r, kv.Value)
 	if err != nil {
 		writeErr(h.w, err)
 		return
@@ -185,7 +253,7 @@ func (h *handler) updateScale(patch bool) {
 		}
 		sc := put
 		if patch {
-			cur, err := buildScale(kv.Value)
+			cur, err := buildScale(h.r, kv.Value)
 			if err != nil {
 				return err
 			}
@@ -216,6 +284,10 @@ func (h *handler) updateScale(patch bool) {
 				field.NewPath("spec", "replicas"), sc.Spec.Replicas, "must be greater than or equal to 0")})
 		}
 		obj, err := editRaw(h.r, kv.Value, func(m map[string]any) error {
+			if p := h.r.info.Scale; p != nil {
+				setAt(m, p.SpecReplicas, sc.Spec.Replicas)
+				return nil
+			}
 			childMap(m, "spec")["replicas"] = sc.Spec.Replicas
 			return nil
 		})
@@ -230,7 +302,7 @@ func (h *handler) updateScale(patch bool) {
 		writeErr(h.w, err)
 		return
 	}
-	sc, err := buildScale(raw)
+	sc, err := buildScale(h.r, raw)
 	if err != nil {
 		writeErr(h.w, err)
 		return
@@ -288,27 +360,27 @@ func (h *handler) bind() {
 		return
 	}
 	now := api.NewTime(h.s.now())
-	err = h.s.write(ctx, isDryRun(h.req), func(tx store.Txn, run *hookRun) error {
-		kv, err := h.storedIn(tx)
-		if err != nil {
-			return err
-		}
+	// The new pod is computed outside the store's transaction (the JSON
+	// work is most of a binding's cost, and transactions run one at a
+	// time), then written if the pod is still the version it was computed
+	// from (guaranteedUpdate).
+	_, _, err = h.guaranteedUpdate(ctx, isDryRun(h.req), func(kv store.KeyValue) (api.Object, []string, error) {
 		var p struct {
 			Metadata api.ObjectMeta `json:"metadata"`
 			podLight
 		}
 		if err := json.Unmarshal(kv.Value, &p); err != nil {
-			return fmt.Errorf("apiserver: decoding pod: %w", err)
+			return nil, nil, fmt.Errorf("apiserver: decoding pod: %w", err)
 		}
 		if p.Metadata.DeletionTimestamp != nil {
-			return NewConflict("pods/binding", h.name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", h.name))
+			return nil, nil, NewConflict("pods/binding", h.name, fmt.Errorf("pod %s is being deleted, cannot be assigned to a host", h.name))
 		}
 		if p.Spec.NodeName != "" {
-			return NewConflict("pods/binding", h.name, fmt.Errorf("pod %s is already assigned to node %q", h.name, p.Spec.NodeName))
+			return nil, nil, NewConflict("pods/binding", h.name, fmt.Errorf("pod %s is already assigned to node %q", h.name, p.Spec.NodeName))
 		}
 		if b.Metadata.UID != "" && b.Metadata.UID != p.Metadata.UID {
 			//lint:ignore ST1005 kube-apiserver's exact text, which clients match
-			return NewConflict("pods/binding", h.name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", b.Metadata.UID, p.Metadata.UID))
+			return nil, nil, NewConflict("pods/binding", h.name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", b.Metadata.UID, p.Metadata.UID))
 		}
 		nowJSON, _ := json.Marshal(now)
 		obj, err := editRaw(h.r, kv.Value, func(m map[string]any) error {
@@ -338,11 +410,7 @@ func (h *handler) bind() {
 			status["conditions"] = conds
 			return nil
 		})
-		if err != nil {
-			return err
-		}
-		_, err = h.applyUpdate(ctx, tx, run, kv, obj, "binding")
-		return err
+		return obj, nil, err
 	})
 	if err != nil {
 		writeErr(h.w, err)

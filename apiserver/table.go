@@ -145,12 +145,21 @@ func (s *Server) outputConverter(h *handler, verb string) (func(), bool) {
 	}
 	cw := &convertWriter{
 		w:       h.w,
-		conv:    &converter{r: h.r, out: out, include: inc, now: s.now(), printer: printers.For(h.r.info.Group, h.r.info.Resource)},
+		conv:    &converter{r: h.r, out: out, include: inc, now: s.now(), printer: printerOf(h.r.info)},
 		verb:    verb,
 		columns: true,
 	}
 	h.w = cw
 	return cw.finish, true
+}
+
+// printerOf is the Table printer of a resource: its own (ResourceInfo.Table)
+// or package printers'.
+func printerOf(info *api.ResourceInfo) *printers.Printer {
+	if info.Table != nil {
+		return printers.FromTable(info.Table)
+	}
+	return printers.For(info.Group, info.Resource)
 }
 
 // converter turns stored JSON objects into Tables or partial metadata.

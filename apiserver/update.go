@@ -312,7 +312,7 @@ func (e *splitEncoding) at(rev int64) []byte {
 // elsewhere in the object. obj's resourceVersion is left as it was.
 func (r *resource) encodeSplit(obj api.Object) (*splitEncoding, error) {
 	tm := obj.GetTypeMeta()
-	tm.APIVersion, tm.Kind = r.info.GroupVersion(), r.info.Kind
+	tm.APIVersion, tm.Kind = r.storedAPIVersion(), r.info.Kind
 	meta := obj.GetObjectMeta()
 	rv := meta.ResourceVersion
 	token := newUID() // [0-9a-f-]: JSON needs no escape

@@ -240,7 +240,18 @@ func (h *handler) create() {
 		writeErr(h.w, err)
 		return
 	}
-	writeRaw(h.w, http.StatusCreated, raw)
+	h.writeObject(http.StatusCreated, raw)
+}
+
+// writeObject sends a stored object a write returns, through the view
+// (the apiVersion of a custom resource's version).
+func (h *handler) writeObject(code int, raw []byte) {
+	out, err := h.out(raw)
+	if err != nil {
+		writeErr(h.w, err)
+		return
+	}
+	writeRaw(h.w, code, out)
 }
 
 // prepareNamespaceCreate does what Kubernetes' namespace strategy does on
@@ -314,7 +325,7 @@ func (h *handler) update() {
 		writeErr(h.w, err)
 		return
 	}
-	writeRaw(h.w, http.StatusOK, raw)
+	h.writeObject(http.StatusOK, raw)
 }
 
 // patch serves PATCH on the object and on its status. The patch is applied
@@ -324,12 +335,21 @@ func (h *handler) update() {
 func (h *handler) patch() {
 	ctx := h.req.Context()
 	fv, pt, body, err := h.readRequestAs(patchType)
+	if err == nil && pt == mediaStrategicPatch && h.r.custom {
+		err = NewUnsupportedMediaType(pt, mediaJSONPatch, mediaMergePatch)
+	}
 	if err != nil {
 		writeErr(h.w, err)
 		return
 	}
 	raw, warnings, err := h.guaranteedUpdate(ctx, isDryRun(h.req), func(kv store.KeyValue) (api.Object, []string, error) {
-		patched, err := h.s.applyPatch(ctx, pt, kv.Value, body)
+		original := kv.Value
+		if h.r.convert != nil {
+			if original, err = h.r.convert(original); err != nil {
+				return nil, nil, err
+			}
+		}
+		patched, err := h.s.applyPatch(ctx, pt, original, body)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -344,7 +364,7 @@ func (h *handler) patch() {
 		writeErr(h.w, err)
 		return
 	}
-	writeRaw(h.w, http.StatusOK, raw)
+	h.writeObject(http.StatusOK, raw)
 }
 
 func patchType(r *http.Request) (string, error) {

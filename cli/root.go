@@ -184,6 +184,9 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 	f.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "pod runtime: auto, containerd or process")
 	f.StringVar(&cfg.ContainerdSocket, "containerd-socket", cfg.ContainerdSocket, containerdSocketUsage)
 	f.StringSliceVar(&cfg.InsecureRegistries, "insecure-registry", nil, insecureRegistryUsage)
+	f.StringVar(&cfg.Cgroups, "cgroups", cfg.Cgroups, cgroupsUsage)
+	f.StringVar(&cfg.CgroupRoot, "cgroup-root", cfg.CgroupRoot, cgroupRootUsage)
+	f.StringSliceVar(&cfg.AllowedUnsafeSysctls, "allowed-unsafe-sysctls", nil, unsafeSysctlsUsage)
 	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
 	f.StringVar(&cfg.IPVSScheduler, "ipvs-scheduler", cfg.IPVSScheduler, "IPVS scheduler with --proxy-mode ipvs: rr, wrr, lc, wlc, sh, dh, sed, nq, mh, ...")
 	f.StringVar(&cfg.PodRoutes, "pod-routes", cfg.PodRoutes, podRoutesUsage)
@@ -210,6 +213,14 @@ func newServerCommand(run func(context.Context, config.Server) error) *cobra.Com
 
 // insecureRegistryUsage documents --insecure-registry.
 const insecureRegistryUsage = "registry host[:port] the containerd runtime pulls from over plain HTTP (repeatable); loopback (localhost, 127.0.0.1, ::1) always is"
+
+// cgroupsUsage and cgroupRootUsage document --cgroups and --cgroup-root.
+const (
+	cgroupsUsage    = "pods in cgroups as the kubelet lays them out, enforcing resources.limits and requests: auto (when root and the node has cgroups), on or off"
+	cgroupRootUsage = "the cgroup, in every hierarchy, that the kubepods tree goes under"
+	// unsafeSysctlsUsage documents --allowed-unsafe-sysctls.
+	unsafeSysctlsUsage = "namespaced sysctls (or prefixes ending in *, e.g. net.core.*) pods may set besides the safe set (repeatable)"
+)
 
 // containerdSocketUsage documents --containerd-socket.
 const containerdSocketUsage = "containerd's socket (default /run/containerd/containerd.sock); with --runtime containerd and none answering, the agent starts containerd itself under <data-dir>/containerd"
@@ -247,6 +258,9 @@ adopts them.`,
 	f.StringVar(&cfg.Runtime, "runtime", cfg.Runtime, "pod runtime: auto, containerd or process")
 	f.StringVar(&cfg.ContainerdSocket, "containerd-socket", cfg.ContainerdSocket, containerdSocketUsage)
 	f.StringSliceVar(&cfg.InsecureRegistries, "insecure-registry", nil, insecureRegistryUsage)
+	f.StringVar(&cfg.Cgroups, "cgroups", cfg.Cgroups, cgroupsUsage)
+	f.StringVar(&cfg.CgroupRoot, "cgroup-root", cfg.CgroupRoot, cgroupRootUsage)
+	f.StringSliceVar(&cfg.AllowedUnsafeSysctls, "allowed-unsafe-sysctls", nil, unsafeSysctlsUsage)
 	f.StringVar(&cfg.ProxyMode, "proxy-mode", cfg.ProxyMode, "service proxy: iptables, nftables or ipvs")
 	f.StringVar(&cfg.IPVSScheduler, "ipvs-scheduler", cfg.IPVSScheduler, "IPVS scheduler with --proxy-mode ipvs: rr, wrr, lc, wlc, sh, dh, sed, nq, mh, ...")
 	f.StringVar(&cfg.ClusterDomain, "cluster-domain", cfg.ClusterDomain, "DNS domain of the cluster")

@@ -1,6 +1,7 @@
 // Package controller holds Skiff's built-in controllers, one package each
-// (deployment, endpoints, endpointslice, endpointslicemirroring, gc,
-// namespace, nodeipam, nodelifecycle, serviceaccount, servicelb,
+// (cronjob, deployment, endpoints, endpointslice, endpointslicemirroring, gc, job,
+// namespace, nodeipam, nodelifecycle, persistentvolume, podautoscaler, replicaset,
+// serviceaccount, servicelb,
 // statefulset; the scheduler lives in
 // scheduler/ and follows the same shape). This file is documentation only: it is the skeleton a
 // new controller copies. controller/endpointslice is the model to read

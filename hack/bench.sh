@@ -10,6 +10,8 @@ run() { echo "+ $*"; "$@"; }
 run go test -count=1 -run '^$' -bench 'ServiceCreate16|WatchLatency100' -benchtime 1x ./server/
 run go test -count=1 -run '^$' -bench 'List10kPods' -benchtime 20x ./server/
 run go test -count=1 -run '^$' -bench 'StartToReady' -benchtime 5x ./server/
+# HPA reaction time: load start -> scale-up, load end -> scale-down (3 loads).
+run go test -count=1 -run '^$' -bench 'HPAReaction' -benchtime 3x ./controller/podautoscaler/
 if command -v chromium >/dev/null; then
   run go test -count=1 -run '^$' -bench 'Dashboard' -benchtime 10x ./web/
 else

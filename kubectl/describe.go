@@ -19,11 +19,9 @@ import (
 	"github.com/skiff-dev/skiff/client"
 )
 
-// Annotations describe does not show (kubectl hides the first; the second
-// is the deployment controller's revision history, a large JSON blob).
+// Annotations describe does not show, as kubectl.
 var hiddenAnnotations = []string{
 	"kubectl.kubernetes.io/last-applied-configuration",
-	"skiff.dev/revision-history",
 }
 
 // timeFormat is how describe prints timestamps (time.RFC1123Z).
@@ -261,6 +259,10 @@ func (s *session) describe(ctx context.Context, info *api.ResourceInfo, raw []by
 		err = describeTyped(raw, func(o *api.Deployment) { s.describeDeployment(ctx, p, o) })
 	case "statefulsets":
 		err = describeTyped(raw, func(o *api.StatefulSet) { s.describeStatefulSet(ctx, p, o) })
+	case "replicasets":
+		err = describeTyped(raw, func(o *api.ReplicaSet) { s.describeReplicaSet(ctx, p, o) })
+	case "replicationcontrollers":
+		err = describeTyped(raw, func(o *api.ReplicationController) { s.describeReplicationController(ctx, p, o) })
 	case "endpointslices":
 		err = describeTyped(raw, func(o *api.EndpointSlice) { describeEndpointSlice(p, o) })
 	case "nodes":
@@ -906,37 +908,37 @@ func (s *session) describeDeployment(ctx context.Context, p *prefixWriter, d *ap
 			p.write(1, "%v \t%v\t%v\n", c.Type, c.Status, c.Reason)
 		}
 	}
-	// Skiff has no ReplicaSets: the "replica sets" are the groups of pods
-	// by template hash, named <deployment>-<hash> (controller/deployment).
-	current := ""
-	if h, err := revisionHistory(d); err == nil && len(h) > 0 {
-		current = h[len(h)-1].Hash
+	// As kubectl: every old ReplicaSet and the new one (the template's),
+	// "name (status/spec replicas created)".
+	rss, err := deploymentReplicaSets(ctx, s, d)
+	if err != nil {
+		return
 	}
-	counts := map[string]int{}
-	var hashes []string
-	for _, pod := range s.podsOf(ctx, d.Namespace, d.Spec.Selector) {
-		if pod.DeletionTimestamp != nil || pod.Status.Phase == api.PodSucceeded || pod.Status.Phase == api.PodFailed {
-			continue
+	var newRS *api.ReplicaSet
+	for _, rs := range rss {
+		a, _ := json.Marshal(templateWithoutHash(rs.Spec.Template))
+		b, _ := json.Marshal(d.Spec.Template)
+		if string(a) == string(b) {
+			newRS = rs
+			break
 		}
-		h := pod.Labels["pod-template-hash"]
-		if h == "" {
-			continue
-		}
-		if counts[h] == 0 {
-			hashes = append(hashes, h)
-		}
-		counts[h]++
 	}
-	slices.Sort(hashes)
+	created := func(rs *api.ReplicaSet) string {
+		want := int32(1)
+		if rs.Spec.Replicas != nil {
+			want = *rs.Spec.Replicas
+		}
+		return fmt.Sprintf("%s (%d/%d replicas created)", rs.Name, rs.Status.Replicas, want)
+	}
 	var old []string
-	for _, h := range hashes {
-		if h != current {
-			old = append(old, fmt.Sprintf("%s-%s (%d/%d replicas created)", d.Name, h, counts[h], counts[h]))
+	for _, rs := range rss {
+		if rs != newRS {
+			old = append(old, created(rs))
 		}
 	}
 	p.write(0, "OldReplicaSets:\t%s\n", orNone(strings.Join(old, ", ")))
-	if current != "" {
-		p.write(0, "NewReplicaSet:\t%s-%s (%d/%d replicas created)\n", d.Name, current, counts[current], desired)
+	if newRS != nil {
+		p.write(0, "NewReplicaSet:\t%s\n", created(newRS))
 	} else {
 		p.write(0, "NewReplicaSet:\t<none>\n")
 	}

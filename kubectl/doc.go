@@ -65,9 +65,12 @@
 //     updates with a three-way strategic merge patch (package
 //     kubectl/threeway) computed client-side: "created", "configured" or
 //     "unchanged". edit sends the two-way patch of the user's changes.
-//   - scale goes through the /scale subresource; rollout undo sets
-//     skiff.dev/rollback-to-revision, which the deployment controller
-//     consumes; rollout restart sets the template annotation
+//   - scale goes through the /scale subresource; rollout history and undo
+//     read the Deployment's ReplicaSets (controller reference and
+//     selector) and their deployment.kubernetes.io/revision annotations,
+//     and undo, as kubectl, replaces the Deployment's template with the
+//     chosen ReplicaSet's (without pod-template-hash) in a JSON patch;
+//     rollout restart sets the template annotation
 //     kubectl.kubernetes.io/restartedAt.
 //   - delete waits (--wait, default true) until each object is gone or
 //     replaced by one with another uid, and prints kubectl 1.37's

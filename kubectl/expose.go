@@ -33,10 +33,11 @@ type exposeOptions struct {
 func newExposeCommand(g *globals) *cobra.Command {
 	o := &exposeOptions{}
 	cmd := &cobra.Command{
-		Use:   "expose deployment|pod|service|statefulset NAME [--port=PORT] [--target-port=PORT] [--name=NAME] [--type=TYPE] [--protocol=TCP|UDP|SCTP]",
-		Short: "Create a service for a deployment, pod, statefulset or service",
-		Long: `Create a Service that selects the pods of an object: a Deployment's or
-StatefulSet's spec.selector.matchLabels, a pod's labels, or a Service's
+		Use:   "expose deployment|pod|service|statefulset|replicaset|replicationcontroller NAME [--port=PORT] [--target-port=PORT] [--name=NAME] [--type=TYPE] [--protocol=TCP|UDP|SCTP]",
+		Short: "Create a service for a deployment, pod, statefulset, replica set, replication controller or service",
+		Long: `Create a Service that selects the pods of an object: a Deployment's,
+StatefulSet's or ReplicaSet's spec.selector.matchLabels, a
+ReplicationController's spec.selector, a pod's labels, or a Service's
 selector. Without --port the ports come from the pod template's container
 ports (or the Service's ports).`,
 		Example: `  skiff expose deployment compute-node --name=data-channel --port=9090
@@ -79,7 +80,7 @@ func (o *exposeOptions) run(ctx context.Context, s *session, args []string) erro
 		return err
 	}
 	switch info.Resource {
-	case "deployments", "pods", "services", "statefulsets":
+	case "deployments", "pods", "services", "statefulsets", "replicasets", "replicationcontrollers":
 	default:
 		return usageError("cannot expose a %s", info.Kind)
 	}
@@ -259,6 +260,22 @@ func exposeSource(info *api.ResourceInfo, data []byte) (map[string]string, map[s
 			return nil, nil, nil, err
 		}
 		return fromTemplate(st.ObjectMeta, st.Spec.Selector, &st.Spec.Template.Spec)
+	case "replicasets":
+		var rs api.ReplicaSet
+		if err := json.Unmarshal(data, &rs); err != nil {
+			return nil, nil, nil, err
+		}
+		return fromTemplate(rs.ObjectMeta, rs.Spec.Selector, &rs.Spec.Template.Spec)
+	case "replicationcontrollers":
+		var rc api.ReplicationController
+		if err := json.Unmarshal(data, &rc); err != nil {
+			return nil, nil, nil, err
+		}
+		var spec api.PodSpec
+		if rc.Spec.Template != nil {
+			spec = rc.Spec.Template.Spec
+		}
+		return rc.Spec.Selector, rc.Labels, containerPorts(&spec), nil
 	case "pods":
 		var p api.Pod
 		if err := json.Unmarshal(data, &p); err != nil {

@@ -187,7 +187,7 @@ func TestDescribe(t *testing.T) {
 	}
 
 	out = h.ok("describe", "pods", "-l", "app=web")
-	for _, re := range []string{`(?m)^Name:\s+web-`, `(?m)^Node:\s+node-1/192\.168\.1\.10$`, `(?m)^Controlled By:\s+Deployment/web$`,
+	for _, re := range []string{`(?m)^Name:\s+web-`, `(?m)^Node:\s+node-1/192\.168\.1\.10$`, `(?m)^Controlled By:\s+ReplicaSet/web-[a-z0-9]+$`,
 		`(?m)^Status:\s+Running$`, `(?m)^  Ready\s+True $`, `(?m)^    Ready:\s+True$`, `(?m)^  Normal\s+Scheduled\s+\S+\s+default-scheduler\s+Successfully assigned`} {
 		if n := len(regexp.MustCompile(re).FindAllString(out, -1)); n != 2 {
 			t.Fatalf("describe pods: %d matches of %s, want 2:\n%s", n, re, out)

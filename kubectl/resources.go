@@ -7,7 +7,7 @@ import (
 )
 
 // allResources are what `get all` lists, in kubectl's order.
-var allResources = []string{"pods", "services", "deployments", "statefulsets"}
+var allResources = []string{"pods", "services", "daemonsets", "deployments", "statefulsets"}
 
 // errNoResourceType is kubectl's wording for an unknown resource.
 func errNoResourceType(name string) error {

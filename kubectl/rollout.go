@@ -15,32 +15,136 @@ import (
 	"github.com/skiff-dev/skiff/client"
 )
 
-// Annotations shared with the deployment controller (controller/deployment).
+// Annotations and labels of the deployment controller
+// (controller/deployment), as upstream's.
 const (
-	annotationRevisionHistory = "skiff.dev/revision-history"
-	annotationRollbackTo      = "skiff.dev/rollback-to-revision"
-	annotationRestartedAt     = "kubectl.kubernetes.io/restartedAt"
+	annotationRevision    = "deployment.kubernetes.io/revision"
+	annotationChangeCause = "kubernetes.io/change-cause"
+	labelPodTemplateHash  = "pod-template-hash"
+	annotationRestartedAt = "kubectl.kubernetes.io/restartedAt"
 	// reasonProgressDeadline is the Progressing reason of a stuck rollout.
 	reasonProgressDeadline = "ProgressDeadlineExceeded"
 )
 
-// revision is one entry of the controller's revision history.
-type revision struct {
-	Revision    int64               `json:"revision"`
-	Hash        string              `json:"hash"`
-	ChangeCause string              `json:"changeCause,omitempty"`
-	Template    api.PodTemplateSpec `json:"template"`
+// rollbackSkippedAnnotations are not copied from a ReplicaSet to its
+// Deployment on rollback (kubectl's annotationsToSkip).
+var rollbackSkippedAnnotations = map[string]bool{
+	"kubectl.kubernetes.io/last-applied-configuration": true,
+	annotationRevision:                          true,
+	"deployment.kubernetes.io/revision-history": true,
+	"deployment.kubernetes.io/desired-replicas": true,
+	"deployment.kubernetes.io/max-replicas":     true,
+	"deprecated.deployment.rollback.to":         true,
 }
 
-// revisionHistory decodes a Deployment's history, oldest first.
-func revisionHistory(d *api.Deployment) ([]revision, error) {
-	raw := d.Annotations[annotationRevisionHistory]
-	if raw == "" {
-		return nil, nil
+// revision is one ReplicaSet of a Deployment, or one ControllerRevision
+// of a DaemonSet or StatefulSet, as rollout history lists it.
+type revision struct {
+	Revision    int64
+	ChangeCause string
+	RS          *api.ReplicaSet
+	CR          *api.ControllerRevision
+}
+
+// template is the pod template the revision holds.
+func (r *revision) template() (*api.PodTemplateSpec, error) {
+	if r.RS != nil {
+		t := templateWithoutHash(r.RS.Spec.Template)
+		return &t, nil
+	}
+	return r.CR.Template()
+}
+
+// controllerRevisions is the history of a DaemonSet or StatefulSet: the
+// ControllerRevisions it controls (owner uid and selector, as kubectl's
+// controlledHistories), by revision, oldest first, and its template.
+func controllerRevisions(ctx context.Context, s *session, info *api.ResourceInfo, name string) ([]revision, *api.PodTemplateSpec, error) {
+	var uid string
+	var sel *api.LabelSelector
+	var tmpl api.PodTemplateSpec
+	switch info.Resource {
+	case "daemonsets":
+		var ds api.DaemonSet
+		if err := s.c.Get(ctx, info, s.namespaceFor(info, false), name, &ds); err != nil {
+			return nil, nil, err
+		}
+		uid, sel, tmpl = string(ds.UID), ds.Spec.Selector, ds.Spec.Template
+	case "statefulsets":
+		var st api.StatefulSet
+		if err := s.c.Get(ctx, info, s.namespaceFor(info, false), name, &st); err != nil {
+			return nil, nil, err
+		}
+		uid, sel, tmpl = string(st.UID), st.Spec.Selector, st.Spec.Template
+	default:
+		return nil, nil, fmt.Errorf("no controller revisions for %s", info.Resource)
+	}
+	crInfo := api.Lookup(s.resources, "apps/v1", "controllerrevisions")
+	if crInfo == nil {
+		return nil, nil, errors.New("the server has no controllerrevisions.apps")
+	}
+	var l api.ControllerRevisionList
+	if err := s.c.List(ctx, crInfo, s.namespaceFor(info, false), client.ListOptions{LabelSelector: api.SelectorString(sel)}, &l); err != nil {
+		return nil, nil, err
 	}
 	var h []revision
-	if err := json.Unmarshal([]byte(raw), &h); err != nil {
-		return nil, fmt.Errorf("annotation %s: %w", annotationRevisionHistory, err)
+	for i := range l.Items {
+		cr := &l.Items[i]
+		if ref := api.ControllerRef(&cr.ObjectMeta); ref != nil && string(ref.UID) == uid {
+			h = append(h, revision{Revision: cr.Revision, ChangeCause: cr.Annotations[annotationChangeCause], CR: cr})
+		}
+	}
+	slices.SortStableFunc(h, func(a, b revision) int { return cmpInt64(a.Revision, b.Revision) })
+	return h, &tmpl, nil
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// deploymentReplicaSets lists the ReplicaSets a Deployment controls (its
+// controller reference and selector, as kubectl's GetAllReplicaSets),
+// oldest creation first.
+func deploymentReplicaSets(ctx context.Context, s *session, d *api.Deployment) ([]*api.ReplicaSet, error) {
+	info := api.Lookup(s.resources, "apps/v1", "replicasets")
+	if info == nil {
+		return nil, errors.New("the server has no replicasets.apps")
+	}
+	var l api.ReplicaSetList
+	if err := s.c.List(ctx, info, d.Namespace, client.ListOptions{LabelSelector: api.SelectorString(d.Spec.Selector)}, &l); err != nil {
+		return nil, err
+	}
+	var out []*api.ReplicaSet
+	for i := range l.Items {
+		rs := &l.Items[i]
+		if ref := api.ControllerRef(&rs.ObjectMeta); ref != nil && ref.UID == d.UID {
+			out = append(out, rs)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *api.ReplicaSet) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
+	return out, nil
+}
+
+// revisionHistory is a Deployment's ReplicaSets by revision, oldest first
+// (kubectl's DeploymentHistoryViewer): the revision annotation, the
+// change-cause annotation.
+func revisionHistory(ctx context.Context, s *session, d *api.Deployment) ([]revision, error) {
+	rss, err := deploymentReplicaSets(ctx, s, d)
+	if err != nil {
+		return nil, err
+	}
+	var h []revision
+	for _, rs := range rss {
+		v, err := strconv.ParseInt(rs.Annotations[annotationRevision], 10, 64)
+		if err != nil {
+			continue
+		}
+		h = append(h, revision{Revision: v, ChangeCause: rs.Annotations[annotationChangeCause], RS: rs})
 	}
 	slices.SortStableFunc(h, func(a, b revision) int {
 		switch {
@@ -52,6 +156,21 @@ func revisionHistory(d *api.Deployment) ([]revision, error) {
 		return 0
 	})
 	return h, nil
+}
+
+// templateWithoutHash is a ReplicaSet's template without the
+// pod-template-hash label: the Deployment's template of that revision.
+func templateWithoutHash(t api.PodTemplateSpec) api.PodTemplateSpec {
+	if _, ok := t.Labels[labelPodTemplateHash]; ok {
+		l := make(map[string]string, len(t.Labels))
+		for k, v := range t.Labels {
+			if k != labelPodTemplateHash {
+				l[k] = v
+			}
+		}
+		t.Labels = l
+	}
+	return t
 }
 
 func newRolloutCommand(g *globals) *cobra.Command {
@@ -87,7 +206,7 @@ func newRolloutStatusCommand(g *globals) *cobra.Command {
 	var timeout time.Duration
 	watch := true
 	cmd := &cobra.Command{
-		Use:   "status deployment|statefulset NAME",
+		Use:   "status deployment|statefulset|daemonset NAME",
 		Short: "Watch the rollout until it completes",
 		Long: `Print the rollout's progress as kubectl does ("Waiting for deployment
 "web" rollout to finish: 1 of 3 updated replicas are available...") until
@@ -97,7 +216,7 @@ every replica is updated and available, or --timeout passes.`,
 			if err != nil {
 				return err
 			}
-			info, name, err := rolloutTarget(s, args, "status", "deployments", "statefulsets")
+			info, name, err := rolloutTarget(s, args, "status", "deployments", "statefulsets", "daemonsets")
 			if err != nil {
 				return err
 			}
@@ -127,13 +246,20 @@ func rolloutStatus(ctx context.Context, s *session, info *api.ResourceInfo, name
 		var msg string
 		var done bool
 		var err error
-		if info.Resource == "deployments" {
+		switch info.Resource {
+		case "deployments":
 			var d api.Deployment
 			if err := json.Unmarshal(raw, &d); err != nil {
 				return false, "", err
 			}
 			msg, done, err = deploymentStatus(&d)
-		} else {
+		case "daemonsets":
+			var d api.DaemonSet
+			if err := json.Unmarshal(raw, &d); err != nil {
+				return false, "", err
+			}
+			msg, done, err = daemonSetStatus(&d)
+		default:
 			var st api.StatefulSet
 			if err := json.Unmarshal(raw, &st); err != nil {
 				return false, "", err
@@ -220,6 +346,24 @@ func deploymentStatus(d *api.Deployment) (string, bool, error) {
 	return "Waiting for deployment spec update to be observed...\n", false, nil
 }
 
+// daemonSetStatus is kubectl's DaemonSetStatusViewer.
+func daemonSetStatus(d *api.DaemonSet) (string, bool, error) {
+	if d.Spec.UpdateStrategy.Type != api.RollingUpdateDaemonSetStrategyType {
+		return "", true, fmt.Errorf("rollout status is only available for %s strategy type", api.RollingUpdateStatefulSetStrategyType)
+	}
+	st := d.Status
+	if d.Generation > st.ObservedGeneration {
+		return "Waiting for daemon set spec update to be observed...\n", false, nil
+	}
+	if st.UpdatedNumberScheduled < st.DesiredNumberScheduled {
+		return fmt.Sprintf("Waiting for daemon set %q rollout to finish: %d out of %d new pods have been updated...\n", d.Name, st.UpdatedNumberScheduled, st.DesiredNumberScheduled), false, nil
+	}
+	if st.NumberAvailable < st.DesiredNumberScheduled {
+		return fmt.Sprintf("Waiting for daemon set %q rollout to finish: %d of %d updated pods are available...\n", d.Name, st.NumberAvailable, st.DesiredNumberScheduled), false, nil
+	}
+	return fmt.Sprintf("daemon set %q successfully rolled out\n", d.Name), true, nil
+}
+
 // statefulSetStatus is kubectl's StatefulSetStatusViewer.
 func statefulSetStatus(st *api.StatefulSet) (string, bool, error) {
 	if st.Spec.UpdateStrategy.Type == api.OnDeleteStatefulSetStrategyType {
@@ -261,38 +405,48 @@ func getDeployment(ctx context.Context, s *session, info *api.ResourceInfo, name
 func newRolloutUndoCommand(g *globals) *cobra.Command {
 	var toRevision int64
 	cmd := &cobra.Command{
-		Use:   "undo deployment NAME [--to-revision=N]",
+		Use:   "undo deployment|daemonset|statefulset NAME [--to-revision=N]",
 		Short: "Roll back to a previous revision",
-		Long: `Ask the deployment controller to roll back: the annotation
-skiff.dev/rollback-to-revision is set to N (0, the default, is the revision
-before the current one); the controller copies that revision's template and
-removes the annotation.`,
+		Long: `Roll back as kubectl does, client-side: the pod template of the
+ReplicaSet of revision N (0, the default, is the revision before the
+newest) replaces the Deployment's template (without its pod-template-hash
+label), and that ReplicaSet's annotations (change-cause among them) are
+copied onto the Deployment, in one JSON patch. The deployment controller
+then rolls out that template again under a new revision. For a DaemonSet
+or StatefulSet the ControllerRevision of revision N holds the patch that
+restores its template, applied as a strategic merge patch.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := g.connect(cmd)
 			if err != nil {
 				return err
 			}
-			info, name, err := rolloutTarget(s, args, "rollbacker", "deployments")
+			info, name, err := rolloutTarget(s, args, "rollbacker", "deployments", "daemonsets", "statefulsets")
 			if err != nil {
 				return err
 			}
 			ctx := cmd.Context()
+			if info.Resource != "deployments" {
+				return undoControllerRevision(ctx, s, info, name, toRevision)
+			}
 			d, err := getDeployment(ctx, s, info, name)
 			if err != nil {
 				return err
 			}
-			h, err := revisionHistory(d)
+			if d.Spec.Paused {
+				return usageError("you cannot rollback a paused deployment; resume it first with 'skiff rollout resume %s' and try again", objectRef(info, name))
+			}
+			h, err := revisionHistory(ctx, s, d)
 			if err != nil {
 				return err
 			}
 			if len(h) == 0 {
 				return usageError("no rollout history found for deployment %q", name)
 			}
-			current := h[len(h)-1]
 			var want *revision
 			if toRevision == 0 {
+				// The second highest revision, as kubectl's deploymentRevision.
 				if len(h) < 2 {
-					return usageError("no rollout history found for deployment %q", name)
+					return usageError("no revision found for deployment %q", name)
 				}
 				want = &h[len(h)-2]
 			} else {
@@ -305,16 +459,30 @@ removes the annotation.`,
 					return usageError("unable to find specified revision %d in history", toRevision)
 				}
 			}
-			if want.Hash == current.Hash {
+			tmpl := templateWithoutHash(want.RS.Spec.Template)
+			a, _ := json.Marshal(tmpl)
+			b, _ := json.Marshal(d.Spec.Template)
+			if string(a) == string(b) {
 				fmt.Fprintf(s.env.Out, "%s skipped rollback (current template already matches revision %d)\n", objectRef(info, name), want.Revision)
 				return nil
 			}
-			patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-				"annotations": map[string]any{annotationRollbackTo: strconv.FormatInt(want.Revision, 10)}}})
+			annotations := map[string]string{}
+			for k, v := range d.Annotations {
+				annotations[k] = v
+			}
+			for k, v := range want.RS.Annotations {
+				if !rollbackSkippedAnnotations[k] {
+					annotations[k] = v
+				}
+			}
+			patch, err := json.Marshal([]map[string]any{
+				{"op": "replace", "path": "/spec/template", "value": tmpl},
+				{"op": "replace", "path": "/metadata/annotations", "value": annotations},
+			})
 			if err != nil {
 				return err
 			}
-			if err := s.c.Patch(ctx, info, s.namespaceFor(info, false), name, client.MergePatchType, patch, nil); err != nil {
+			if err := s.c.Patch(ctx, info, s.namespaceFor(info, false), name, client.JSONPatchType, patch, nil); err != nil {
 				return err
 			}
 			fmt.Fprintf(s.env.Out, "%s rolled back\n", objectRef(info, name))
@@ -325,9 +493,58 @@ removes the annotation.`,
 	return cmd
 }
 
+// pickRevision is revision to of h (0: the one before the newest), as
+// kubectl's rollbackers choose it.
+func pickRevision(h []revision, to int64, kind, name string) (*revision, error) {
+	if len(h) == 0 {
+		return nil, usageError("no rollout history found for %s %q", kind, name)
+	}
+	if to == 0 {
+		if len(h) < 2 {
+			return nil, usageError("no last revision to roll back to")
+		}
+		return &h[len(h)-2], nil
+	}
+	for i := range h {
+		if h[i].Revision == to {
+			return &h[i], nil
+		}
+	}
+	return nil, usageError("unable to find specified revision %d in history", to)
+}
+
+// undoControllerRevision rolls a DaemonSet or StatefulSet back as
+// kubectl's DaemonSetRollbacker and StatefulSetRollbacker do: the chosen
+// revision's data, a strategic merge patch that replaces the template.
+func undoControllerRevision(ctx context.Context, s *session, info *api.ResourceInfo, name string, to int64) error {
+	h, cur, err := controllerRevisions(ctx, s, info, name)
+	if err != nil {
+		return err
+	}
+	want, err := pickRevision(h, to, info.Singular, name)
+	if err != nil {
+		return err
+	}
+	tmpl, err := want.template()
+	if err != nil {
+		return err
+	}
+	a, _ := json.Marshal(tmpl)
+	b, _ := json.Marshal(cur)
+	if string(a) == string(b) {
+		fmt.Fprintf(s.env.Out, "%s skipped rollback (current template already matches revision %d)\n", objectRef(info, name), want.Revision)
+		return nil
+	}
+	if err := s.c.Patch(ctx, info, s.namespaceFor(info, false), name, client.StrategicMergePatchType, want.CR.Data, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.env.Out, "%s rolled back\n", objectRef(info, name))
+	return nil
+}
+
 func newRolloutRestartCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "restart deployment|statefulset NAME",
+		Use:   "restart deployment|statefulset|daemonset NAME",
 		Short: "Restart every pod by a rollout",
 		Long: `Set the pod template annotation kubectl.kubernetes.io/restartedAt to the
 current time, which changes the template (and its hash) and so replaces
@@ -337,7 +554,7 @@ every pod through a rolling update.`,
 			if err != nil {
 				return err
 			}
-			info, name, err := rolloutTarget(s, args, "restarter", "deployments", "statefulsets")
+			info, name, err := rolloutTarget(s, args, "restarter", "deployments", "statefulsets", "daemonsets")
 			if err != nil {
 				return err
 			}
@@ -369,31 +586,41 @@ every pod through a rolling update.`,
 func newRolloutHistoryCommand(g *globals) *cobra.Command {
 	var rev int64
 	cmd := &cobra.Command{
-		Use:   "history deployment NAME [--revision=N]",
-		Short: "Show the revisions of a deployment",
+		Use:   "history deployment|daemonset|statefulset NAME [--revision=N]",
+		Short: "Show the revisions of a deployment, daemonset or statefulset",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := g.connect(cmd)
 			if err != nil {
 				return err
 			}
-			info, name, err := rolloutTarget(s, args, "history viewer", "deployments")
+			info, name, err := rolloutTarget(s, args, "history viewer", "deployments", "daemonsets", "statefulsets")
 			if err != nil {
 				return err
 			}
-			d, err := getDeployment(cmd.Context(), s, info, name)
-			if err != nil {
-				return err
-			}
-			h, err := revisionHistory(d)
-			if err != nil {
+			var h []revision
+			if info.Resource == "deployments" {
+				d, err := getDeployment(cmd.Context(), s, info, name)
+				if err != nil {
+					return err
+				}
+				if h, err = revisionHistory(cmd.Context(), s, d); err != nil {
+					return err
+				}
+			} else if h, _, err = controllerRevisions(cmd.Context(), s, info, name); err != nil {
 				return err
 			}
 			p := newPrefixWriter()
 			if rev > 0 {
 				for i := range h {
 					if h[i].Revision == rev {
+						tmpl := &api.PodTemplateSpec{}
+						if h[i].RS != nil {
+							tmpl = &h[i].RS.Spec.Template // with its hash label, as kubectl shows it
+						} else if tmpl, err = h[i].template(); err != nil {
+							return err
+						}
 						p.write(0, "%s with revision #%d\n", objectRef(info, name), rev)
-						describeTemplate(p, &h[i].Template)
+						describeTemplate(p, tmpl)
 						fmt.Fprint(s.env.Out, p.String())
 						return nil
 					}

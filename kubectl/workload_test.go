@@ -250,3 +250,65 @@ func TestRunTimeout(t *testing.T) {
 		t.Fatalf("run timeout: %s", r)
 	}
 }
+
+// TestRolloutHistoryUndoControllerRevisions: `skiff rollout history` and
+// `undo` of a DaemonSet and a StatefulSet read their ControllerRevisions
+// and patch the chosen one's data back, as kubectl does.
+func TestRolloutHistoryUndoControllerRevisions(t *testing.T) {
+	h := newHarness(t)
+	for _, w := range []struct{ ref, kind, yaml string }{
+		{"ds/agent", "daemonset.apps/agent", `apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      nodeSelector: {none: none}
+      containers: [{name: c, image: "%s"}]
+`},
+		{"sts/db", "statefulset.apps/db", `apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      nodeSelector: {none: none}
+      containers: [{name: c, image: "%s"}]
+`},
+	} {
+		h.ok("apply", "-f", h.writeFile("w1.yaml", fmt.Sprintf(w.yaml, "img:1")))
+		// The first template's revision before the second template: a
+		// controller that sees only the second makes only its revision.
+		want := w.kind + " \nREVISION  CHANGE-CAUSE\n1         <none>\n\n"
+		eventually(t, w.ref+" first revision", 20*time.Second, func() (bool, string) {
+			out := h.ok("rollout", "history", w.ref)
+			return out == want, out
+		})
+		h.ok("apply", "-f", h.writeFile("w2.yaml", fmt.Sprintf(w.yaml, "img:2")))
+		want = w.kind + " \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n"
+		eventually(t, w.ref+" history", 20*time.Second, func() (bool, string) {
+			out := h.ok("rollout", "history", w.ref)
+			return out == want, out
+		})
+		if out := h.ok("rollout", "history", w.ref, "--revision=1"); !strings.Contains(out, w.kind+" with revision #1") || !strings.Contains(out, "img:1") {
+			t.Errorf("%s history --revision=1: %q", w.ref, out)
+		}
+		if out := h.ok("rollout", "undo", w.ref); out != w.kind+" rolled back\n" {
+			t.Errorf("%s undo: %q", w.ref, out)
+		}
+		want = w.kind + " \nREVISION  CHANGE-CAUSE\n2         <none>\n3         <none>\n\n"
+		eventually(t, w.ref+" history after the undo", 20*time.Second, func() (bool, string) {
+			out := h.ok("rollout", "history", w.ref)
+			return out == want, out
+		})
+		if out := h.ok("rollout", "undo", w.ref, "--to-revision=3"); out != w.kind+" skipped rollback (current template already matches revision 3)\n" {
+			t.Errorf("%s undo to the current: %q", w.ref, out)
+		}
+		h.fails(1, "error: unable to find specified revision 9 in history", "rollout", "undo", w.ref, "--to-revision=9")
+	}
+}

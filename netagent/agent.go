@@ -82,6 +82,8 @@ type Agent struct {
 	healthzLn   *listener       // nil when off
 
 	metrics *agentMetrics // the agent's registry and the proxy's healthz
+
+	resMetrics *resourceMetrics // GET /metrics/resource (resourcemetrics.go); nil before the pods run
 }
 
 // setPhase records what a starting agent waits for (reported as the
@@ -270,9 +272,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	pm := newPodManager(&a.cfg, a.deps.Runtime, net, a.deps.NodeNetNS, a.api, nodePods, rec, gw)
 	pm.services = inf.services
+	pm.cg = a.deps.Cgroups
 	nodePods.AddEventHandler(pm.handlers())
 	a.mu.Lock()
 	a.pm = pm
+	a.resMetrics = newResourceMetrics(a.deps.Runtime, nodePods, a.log.With("component", "resource-metrics"))
 	a.mu.Unlock()
 
 	inf.set.Start(ctx)
@@ -302,6 +306,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	pm.wg.Go(func() { pm.run(ctx) })
 	wg.Go(func() { pm.relist(ctx) })
 	wg.Go(func() { pm.status.run(ctx, 4) })
+	// claims.go: the directories of deleted local-path volumes.
+	wg.Go(func() { runVolumeCleanup(ctx, a.api, a.storageDir(), a.log.With("component", "volumes")) })
 	defer pm.wg.Wait()
 	a.state.set(true, "KubeletReady", "skiff agent is posting ready status")
 	close(a.ready)

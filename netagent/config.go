@@ -65,6 +65,14 @@ type Config struct {
 	PodRoutes string
 	// ClusterDomain is the DNS domain (default cluster.local).
 	ClusterDomain string
+	// CgroupRoot is the cgroup, in every hierarchy, that the pods'
+	// kubepods tree goes under (the kubelet's --cgroup-root; default
+	// "/"); used with Deps.Cgroups.
+	CgroupRoot string
+	// AllowedUnsafeSysctls are the sysctls (names, or prefixes ending in
+	// "*") pods may set besides SafeSysctls (--allowed-unsafe-sysctls);
+	// a pod asking for another is refused (sysctls.go).
+	AllowedUnsafeSysctls []string
 	// DNSListenPort is the node DNS's port on the bridge gateway (default
 	// 53); DNSListenAddr, when set, replaces gateway:port entirely (tests).
 	DNSListenPort int
@@ -184,6 +192,12 @@ func (c *Config) defaults() error {
 	}
 	if c.ClusterDomain == "" {
 		c.ClusterDomain = DefaultClusterDomain
+	}
+	if c.CgroupRoot == "" {
+		c.CgroupRoot = "/"
+	}
+	if err := CheckUnsafeSysctls(c.AllowedUnsafeSysctls); err != nil {
+		return fmt.Errorf("netagent: %w", err)
 	}
 	if c.DNSListenPort == 0 {
 		c.DNSListenPort = DefaultDNSPort
@@ -320,4 +334,10 @@ type Deps struct {
 	// Recorder, when set, receives pod and node events; nil builds one on
 	// the node's client.
 	Recorder EventRecorder
+	// Cgroups, when set, gives every pod a cgroup as the kubelet lays
+	// them out (cgroups.go; NodeCgroups builds it), under
+	// Config.CgroupRoot; the runtime must have been given the same
+	// (RuntimeOptions.Cgroups) to put containers under it. Nil: no
+	// cgroups, limits not enforced.
+	Cgroups PodCgroups
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -265,4 +266,46 @@ func TestAgentOnContainerd(t *testing.T) {
 		cs, err := crt.List(ctx)
 		return len(l.Items) == 0 && len(cs) == 0, err
 	})
+}
+
+// managedContainerd starts the containerd runtime as the agent does when
+// none answers (SelectRuntime starts its own under a fresh short data dir:
+// the socket must fit a sockaddr_un) and imports images into it. At
+// cleanup, a container still there fails the test (and is removed), then
+// the daemon stops and the dir goes. log nil is testLog.
+func managedContainerd(t *testing.T, prefix, skiff string, log *slog.Logger, images ...ociarchive.Image) (dataDir string, crt *containerd.Runtime) {
+	t.Helper()
+	ctx := context.Background()
+	dataDir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dataDir) })
+	if log == nil {
+		log = testLog(t)
+	}
+	rt, name, err := netagent.SelectRuntime(ctx, "containerd", netagent.RuntimeOptions{DataDir: dataDir,
+		ContainerdSocket: filepath.Join(dataDir, "none.sock"), ContainerdLogger: skiff, Logger: log})
+	if err != nil || name != "containerd" {
+		t.Fatalf("SelectRuntime: %q %v", name, err)
+	}
+	crt = rt.(*containerd.Runtime)
+	t.Cleanup(func() {
+		cs, _ := crt.List(ctx)
+		for _, c := range cs {
+			t.Errorf("container %s of pod %s left at the end", c.Name, c.PodUID)
+			_ = crt.Remove(ctx, c.ID)
+		}
+		crt.Close()
+	})
+	for _, img := range images {
+		var arch bytes.Buffer
+		if _, err := ociarchive.WriteOCI(&arch, img); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := crt.ImportImages(ctx, &arch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dataDir, crt
 }

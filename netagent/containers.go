@@ -27,6 +27,9 @@ func (w *podWorker) ensureSandbox(ctx context.Context, pod *api.Pod) error {
 	if err := os.MkdirAll(filepath.Join(dir, "logs"), 0o755); err != nil {
 		return fmt.Errorf("pod dir: %w", err)
 	}
+	if err := w.ensurePodCgroup(pod); err != nil {
+		return err
+	}
 	rc, err := podResolvConf(pod, w.m.nodeDNS, w.m.cfg.ClusterDomain, w.m.hostRC)
 	if err != nil {
 		return err
@@ -64,6 +67,9 @@ func (w *podWorker) ensureSandbox(ctx context.Context, pod *api.Pod) error {
 	if err != nil {
 		return fmt.Errorf("pod network: %w", err)
 	}
+	if err := applyNetSysctls(pod, pn.NetNSPath); err != nil { // sysctls.go
+		return err
+	}
 	if err := writeFileAtomic(filepath.Join(dir, "resolv.conf"), []byte(rc.String()), 0o644); err != nil {
 		return fmt.Errorf("resolv.conf: %w", err)
 	}
@@ -85,6 +91,9 @@ func (w *podWorker) sandbox(pod *api.Pod) runtime.Sandbox {
 		ResolvConf: filepath.Join(dir, "resolv.conf"),
 		Hosts:      filepath.Join(dir, "hosts"),
 		LogDir:     filepath.Join(dir, "logs"),
+		// Set once ensureSandbox made it; a container started before
+		// (none is) would get none.
+		CgroupParent: w.cgroup,
 	}
 }
 
@@ -200,8 +209,20 @@ func (w *podWorker) startContainer(ctx context.Context, pod *api.Pod, c *ctr) er
 		Command: expandArgs(c.spec.Command, env), Args: expandArgs(c.spec.Args, env),
 		Env: env, WorkingDir: c.spec.WorkingDir, Mounts: mounts,
 		Stdin: c.spec.Stdin, StdinOnce: c.spec.StdinOnce, TTY: c.spec.TTY,
+		Resources: w.containerResources(&c.spec),
+		Sysctls:   ipcSysctls(pod), // the net.* ones are the sandbox's
 	}
+	spec.Security = effectiveSecurity(pod, &c.spec, filepath.Join(w.m.cfg.DataDir, "seccomp"))
 	st, err := w.m.rt.Start(ctx, w.sandbox(pod), spec)
+	if ce := (*runtime.ConfigError)(nil); errors.As(err, &ce) {
+		// A securityContext the runtime cannot honour, or that the image
+		// breaks (runAsNonRoot): CreateContainerConfigError, retried as
+		// a missing ConfigMap is.
+		c.waitReason, c.waitMsg = reasonConfigError, ce.Error()
+		w.m.event(pod, api.EventTypeWarning, "Failed", "Error: %v", ce)
+		w.log.Warn("container refused by the runtime", "container", c.spec.Name, "err", err)
+		return errEnvConfig{msg: ce.Error()}
+	}
 	if err != nil {
 		c.waitReason, c.waitMsg = reasonRunError, err.Error()
 		w.m.event(pod, api.EventTypeWarning, "Failed", "Error: %v", err)

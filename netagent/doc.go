@@ -23,9 +23,11 @@
 //
 // # Node
 //
-//   - Registration creates the Node (labels kubernetes.io/hostname, os,
-//     arch; addresses InternalIP and Hostname; capacity and allocatable cpu,
-//     memory, pods=MaxPods; nodeInfo) or adopts an existing one.
+//   - Registration creates the Node (labels kubernetes.io/hostname,
+//     kubernetes.io/os and /arch, and the kubelet's deprecated
+//     beta.kubernetes.io/os and /arch; addresses InternalIP and Hostname;
+//     capacity and allocatable cpu, memory, pods=MaxPods; nodeInfo) or
+//     adopts an existing one, adding any of those labels it lacks.
 //   - The agent waits for spec.podCIDR (the server's nodeipam controller),
 //     reads the service CIDR from the ServiceCIDR "kubernetes", builds the
 //     pod network (bridge skiff0, gateway = first IP of the podCIDR, the
@@ -80,7 +82,9 @@
 //     literals, $(VAR) expansion, fieldRef such as metadata.name,
 //     metadata.namespace, status.podIP, resourceFieldRef, configMapKeyRef,
 //     secretKeyRef: env.go) and their volumes mounted (configMap, secret,
-//     emptyDir, hostPath: volumes.go); command and args are expanded too.
+//     emptyDir, hostPath: volumes.go; persistentVolumeClaim of a bound
+//     hostPath or local volume, the local-path cleanup, nfs refused:
+//     claims.go); command and args are expanded too.
 //     A ConfigMap or Secret is read by a GET when the container starts (a
 //     missing one: CreateContainerConfigError, retried) and, for volumes,
 //     every 5s while the pod runs.
@@ -151,6 +155,13 @@
 //     only (a client certificate of the cluster CA with CN
 //     NodeAPIClientName). Agent.ContainerLogs and Agent.Trace are the same
 //     calls in-process (the built-in agent of `skiff server`).
+//   - GET /metrics/resource (resourcemetrics.go) is the kubelet's resource
+//     metrics endpoint: the CPU time and working set of every running
+//     container of the node's pods and of the node, read when asked (the
+//     runtime's ContainerStats: /proc process trees on the process runtime,
+//     cgroup metrics on containerd; the node's root cgroup; netagent/stats),
+//     in the Prometheus text format with each sample's read time. The
+//     server scrapes it for metrics.k8s.io (server/metricsapi).
 //   - A trace (trace.go, pure parts in netagent/trace) reads the pod's
 //     resolv.conf as written, queries the node DNS from the node's netns,
 //     reads the proxy rules back from the kernel through proxy.RuleTracer

@@ -23,6 +23,7 @@ import (
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/netagent"
+	"github.com/skiff-dev/skiff/netagent/cgroups"
 	"github.com/skiff-dev/skiff/netagent/cni"
 	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
 	"github.com/skiff-dev/skiff/netagent/runtime"
@@ -53,6 +54,7 @@ type node struct {
 	agent   *runningAgent
 	rt      *process.Runtime
 	proxy   netagent.ProxyFunc // Deps.Proxy; nil runs no service proxy
+	cg      *cgroups.FS        // Deps.Cgroups and the runtime's; nil: none
 }
 
 func newNode(t *testing.T, s *server.Server, name string) *node {
@@ -91,12 +93,19 @@ func testLog(t *testing.T) *slog.Logger {
 // after a real restart).
 func (n *node) start() {
 	n.t.Helper()
-	rt, err := process.New(process.Config{StateDir: filepath.Join(n.dataDir, "runtime", "process"), Logger: n.cfg.Logger})
+	pc := process.Config{StateDir: filepath.Join(n.dataDir, "runtime", "process"), Logger: n.cfg.Logger}
+	if n.cg != nil {
+		pc.Cgroups = n.cg
+	}
+	rt, err := process.New(pc)
 	if err != nil {
 		n.t.Fatal(err)
 	}
 	n.rt = rt
 	deps := netagent.Deps{Runtime: rt, NodeNetNS: n.ns.Do, Proxy: n.proxy}
+	if n.cg != nil {
+		deps.Cgroups = n.cg
+	}
 	n.agent = startAgent(n.t, nil, n.cfg, deps)
 }
 

@@ -1,10 +1,7 @@
 package netagent_test
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -38,34 +35,10 @@ var containerdExecCases = []execCase{
 func startContainerdNode(t *testing.T, s *server.Server, name string) *containerd.Runtime {
 	t.Helper()
 	workload, skiff := requireContainerd(t)
-	ctx := context.Background()
-	dataDir, err := os.MkdirTemp("", "skex")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dataDir) })
-	rt, rtName, err := netagent.SelectRuntime(ctx, "containerd", netagent.RuntimeOptions{DataDir: dataDir, ContainerdSocket: filepath.Join(dataDir, "none.sock"), ContainerdLogger: skiff, Logger: testLog(t)})
-	if err != nil || rtName != "containerd" {
-		t.Fatalf("SelectRuntime: %q %v", rtName, err)
-	}
-	crt := rt.(*containerd.Runtime)
-	t.Cleanup(func() {
-		cs, _ := crt.List(ctx)
-		for _, c := range cs {
-			t.Errorf("container %s of pod %s left at the end", c.Name, c.PodUID)
-			_ = crt.Remove(ctx, c.ID)
-		}
-		crt.Close()
-	})
 	img := workloadImage("skiff.local/workload:test", workload)
 	img.Files = append(img.Files, ociarchive.File{Path: "/bin/tar", Source: workload}, ociarchive.File{Path: "/data/hello.txt", Data: []byte("hello from the image\n")})
-	var arch bytes.Buffer
-	if _, err := ociarchive.WriteOCI(&arch, img); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := crt.ImportImages(ctx, &arch); err != nil {
-		t.Fatal(err)
-	}
+	dataDir, crt := managedContainerd(t, "skex", skiff, nil, img)
+	rt, rtName := crt, "containerd"
 	ns := netnstest.NewNode(t)
 	cfg := netagent.Config{
 		Server: s.URL(), CAPEM: s.Bundle().CACertPEM, Token: s.Bundle().NodeToken,

@@ -3,6 +3,7 @@ package netagent_test
 import (
 	"context"
 	"net/netip"
+	goruntime "runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -140,6 +141,8 @@ func TestAgentAgainstServer(t *testing.T) {
 		t.Fatalf("podCIDR %s (agent says %s)", node.Spec.PodCIDR, ag.PodCIDR())
 	}
 	if node.Labels[netagent.LabelHostname] != "node-a" || node.Labels[netagent.LabelOS] != "linux" ||
+		node.Labels[netagent.LabelOSBeta] != "linux" || node.Labels[netagent.LabelArch] != goruntime.GOARCH ||
+		node.Labels[netagent.LabelArchBeta] != goruntime.GOARCH ||
 		node.Status.Capacity["pods"] != "110" || node.Status.Allocatable["cpu"] == "" ||
 		node.Status.NodeInfo.KubeletVersion == "" || node.Status.NodeInfo.ContainerRuntimeVersion == "" {
 		t.Fatalf("node: labels %v status %+v", node.Labels, node.Status)

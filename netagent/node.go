@@ -18,11 +18,15 @@ import (
 // LeaseNamespace holds the nodes' heartbeat Leases (name = node name).
 const LeaseNamespace = "kube-node-lease"
 
-// Node labels the agent sets.
+// Node labels the agent sets, as the kubelet does: the hostname, and the
+// os and arch under their stable and their deprecated beta names (old
+// manifests still select beta.kubernetes.io/os).
 const (
 	LabelHostname = "kubernetes.io/hostname"
 	LabelOS       = "kubernetes.io/os"
 	LabelArch     = "kubernetes.io/arch"
+	LabelOSBeta   = "beta.kubernetes.io/os"
+	LabelArchBeta = "beta.kubernetes.io/arch"
 )
 
 // nodeState is what the node reports about itself; guarded by its mutex.
@@ -91,9 +95,12 @@ func (a *Agent) desiredNode() *api.Node {
 		LabelHostname: a.cfg.NodeName,
 		LabelOS:       goruntime.GOOS,
 		LabelArch:     goruntime.GOARCH,
+		LabelOSBeta:   goruntime.GOOS,
+		LabelArchBeta: goruntime.GOARCH,
 	}}}
+	n.Annotations = map[string]string{AnnotationStorageDir: a.storageDir()} // claims.go
 	if url, sum, _ := a.nodeAPIInfo(); url != "" {
-		n.Annotations = map[string]string{AnnotationNodeAPI: url, AnnotationNodeAPICert: sum}
+		n.Annotations[AnnotationNodeAPI], n.Annotations[AnnotationNodeAPICert] = url, sum
 	}
 	n.Status = a.nodeStatus(api.NodeStatus{})
 	return n

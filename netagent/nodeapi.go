@@ -260,6 +260,7 @@ func selfSignedCert(node string, ips []netip.Addr) (tls.Certificate, string, err
 // nodeAPIHandler routes the node API.
 //
 //	GET /healthz
+//	GET /metrics/resource   (resourcemetrics.go)
 //	GET /containerLogs/{namespace}/{pod}[/{container}]?follow=&previous=&tailLines=&limitBytes=
 //	GET /trace?namespace=&pod=&url=
 //	GET|POST /exec/{namespace}/{pod}/{container}?command=&stdin=&stdout=&stderr=&tty=   (upgrade)
@@ -271,6 +272,7 @@ func (a *Agent) nodeAPIHandler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = io.WriteString(w, "ok")
 	})
+	mux.HandleFunc("GET /metrics/resource", a.serveResourceMetrics)
 	logs := func(w http.ResponseWriter, r *http.Request) {
 		o, err := ParseLogOptions(r.URL.Query())
 		if err != nil {

@@ -30,6 +30,7 @@ const orphanGrace = 5 * time.Second
 type podManager struct {
 	cfg     *Config
 	rt      runtime.Runtime
+	cg      PodCgroups // nil: no cgroups
 	net     PodNetwork
 	netns   NetNS
 	api     API
@@ -43,7 +44,8 @@ type podManager struct {
 	hostRC  resolvConf
 	podsDir string
 	objects objectSource
-	tokens  tokenSource // ServiceAccount tokens (projected.go)
+	tokens  tokenSource   // ServiceAccount tokens (projected.go)
+	storage storageSource // claims and volumes (claims.go); nil: none
 	// services is the Services informer (the kubernetes Service's env);
 	// nil: no such variables.
 	services podCache
@@ -253,6 +255,11 @@ func (m *podManager) cleanup(ctx context.Context, live map[string]bool) {
 	ents, _ := os.ReadDir(m.podsDir)
 	for _, e := range ents {
 		if e.IsDir() && !live[e.Name()] {
+			if m.cg != nil {
+				// Only pods this agent ran (in its pods dir): agents of
+				// simulated nodes can share one cgroup tree.
+				(&podWorker{m: m, uid: e.Name(), log: m.log}).removePodCgroup()
+			}
 			_ = os.RemoveAll(filepath.Join(m.podsDir, e.Name()))
 		}
 	}
@@ -328,6 +335,7 @@ func newPodManager(cfg *Config, rt runtime.Runtime, net PodNetwork, netns NetNS,
 	m.status = newStatusManager(a, pods, cfg.Logger)
 	objs := newAPIObjects(a)
 	m.objects, m.tokens, m.now = objs, objs, time.Now
+	m.storage = objs
 	m.prober = &probe.Prober{Exec: rt, Dial: dialIn(netns)}
 	return m
 }

@@ -106,6 +106,10 @@ func (w *podWorker) buildStatus(pod *api.Pod) api.PodStatus {
 		}
 		st.ContainerStatuses = append(st.ContainerStatuses, cs)
 	}
+	if w.rejected != "" {
+		// Refused at admission: nothing ran, as the kubelet reports it.
+		st.Reason, st.Message, st.ContainerStatuses = ReasonSysctlForbidden, w.rejected, nil
+	}
 	switch {
 	case w.terminal != "":
 		st.Phase = w.terminal
@@ -160,6 +164,9 @@ func (w *podWorker) terminatedState(c *ctr) *api.ContainerStateTerminated {
 	reason := reasonCompleted
 	if st.ExitCode != 0 {
 		reason = reasonError
+	}
+	if st.Reason != "" {
+		reason = st.Reason // OOMKilled
 	}
 	t := &api.ContainerStateTerminated{
 		ExitCode: int32(st.ExitCode), Reason: reason, ContainerID: w.m.containerID(c.id),

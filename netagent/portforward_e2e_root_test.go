@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strings"
@@ -30,8 +29,6 @@ import (
 	"github.com/skiff-dev/skiff/kubectl"
 	"github.com/skiff-dev/skiff/netagent"
 	"github.com/skiff-dev/skiff/netagent/netns/netnstest"
-	"github.com/skiff-dev/skiff/netagent/runtime/containerd"
-	"github.com/skiff-dev/skiff/netagent/runtime/containerd/ociarchive"
 	"github.com/skiff-dev/skiff/server/servertest"
 )
 
@@ -426,31 +423,8 @@ func TestPortForwardContainerd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dataDir, err := os.MkdirTemp("", "skpf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dataDir) })
-	rt, name, err := netagent.SelectRuntime(ctx, "containerd", netagent.RuntimeOptions{DataDir: dataDir, ContainerdSocket: filepath.Join(dataDir, "none.sock"), ContainerdLogger: skiff, Logger: testLog(t)})
-	if err != nil || name != "containerd" {
-		t.Fatalf("SelectRuntime: %q %v", name, err)
-	}
-	crt := rt.(*containerd.Runtime)
-	t.Cleanup(func() {
-		cs, _ := crt.List(ctx)
-		for _, c := range cs {
-			t.Errorf("container %s of pod %s left at the end", c.Name, c.PodUID)
-			_ = crt.Remove(ctx, c.ID)
-		}
-		crt.Close()
-	})
-	var arch bytes.Buffer
-	if _, err := ociarchive.WriteOCI(&arch, workloadImage("skiff.local/netexec:test", workload)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := crt.ImportImages(ctx, &arch); err != nil {
-		t.Fatal(err)
-	}
+	dataDir, crt := managedContainerd(t, "skpf", skiff, nil, workloadImage("skiff.local/netexec:test", workload))
+	rt, name := crt, "containerd"
 	ns := netnstest.NewNode(t)
 	cfg := netagent.Config{
 		Server: s.URL(), CAPEM: s.Bundle().CACertPEM, Token: s.Bundle().NodeToken,

@@ -39,7 +39,8 @@ import (
 //     makes (POST .../serviceaccounts/<name>/token, audiences [audience]
 //     when set, expirationSeconds, boundObjectRef the Pod by name and
 //     uid). Its file mode is defaultMode, 0600 when the pod sets fsGroup
-//     (the kubelet's rule). The token is kept per pod and asked for again
+//     (the kubelet's rule; then g+r for that group, as every file of the
+//     volume: fsgroup.go). The token is kept per pod and asked for again
 //     (the kubelet's token manager) once 80% of its lifetime has passed,
 //     or 24h after it was issued, less a jitter of up to 10s; when the
 //     request fails the token still valid is kept. A token is never
@@ -242,7 +243,7 @@ func (w *podWorker) writeProjectedVolume(ctx context.Context, pod *api.Pod, v *a
 	if err != nil {
 		return false, err
 	}
-	return atomicwriter.Write(dir, payload)
+	return atomicwriter.Write(dir, groupReadable(pod, payload)) // fsgroup.go
 }
 
 // projectedPayload is the kubelet's projected collectData.

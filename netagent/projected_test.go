@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -196,7 +197,13 @@ func TestTokenRefreshAfter24h(t *testing.T) {
 	}
 }
 
+// TestProjectedTokenModeWithFSGroup: with an fsGroup the token is 0600
+// (the kubelet's rule) plus g+r for the group (SetVolumeOwnership), so a
+// non-root container user in the group reads it.
 func TestProjectedTokenModeWithFSGroup(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the volume is chowned to the pod's fsGroup")
+	}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
 	m := &podManager{cfg: &Config{ResyncPeriod: 10 * time.Second}, log: slog.New(slog.DiscardHandler), podsDir: t.TempDir(),
@@ -214,7 +221,7 @@ func TestProjectedTokenModeWithFSGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := os.Stat(filepath.Join(mounts[0].Source, "token")); err != nil || st.Mode().Perm() != 0o600 {
+	if st, err := os.Stat(filepath.Join(mounts[0].Source, "token")); err != nil || st.Mode().Perm() != 0o640 || st.Sys().(*syscall.Stat_t).Gid != 2000 {
 		t.Fatalf("token mode with fsGroup: %v %v", st, err)
 	}
 }

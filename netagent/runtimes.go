@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/skiff-dev/skiff/netagent/cgroups"
 	"github.com/skiff-dev/skiff/netagent/runtime"
 	"github.com/skiff-dev/skiff/netagent/runtime/process"
 )
@@ -46,7 +47,11 @@ type RuntimeOptions struct {
 	// any port) pulled from over plain HTTP, besides loopback, which
 	// always is (--insecure-registry).
 	InsecureRegistries []string
-	Logger             *slog.Logger
+	// Cgroups, when set, is the node's cgroups: the process runtime makes
+	// each container's cgroup there, the containerd runtime has runc make
+	// it (Sandbox.CgroupParent). Nil: no cgroups.
+	Cgroups *cgroups.FS
+	Logger  *slog.Logger
 }
 
 // ManagedContainerdDir is where the agent runs its own containerd: config,
@@ -86,7 +91,11 @@ func SelectRuntime(ctx context.Context, name string, o RuntimeOptions) (runtime.
 		}
 		name = chosen
 	}
-	rt, err := process.New(process.Config{StateDir: filepath.Join(o.DataDir, "runtime", "process"), Logger: log.With("component", "runtime")})
+	pc := process.Config{StateDir: filepath.Join(o.DataDir, "runtime", "process"), Logger: log.With("component", "runtime")}
+	if o.Cgroups != nil {
+		pc.Cgroups = o.Cgroups
+	}
+	rt, err := process.New(pc)
 	if err != nil {
 		return nil, "", fmt.Errorf("netagent: %w", err)
 	}

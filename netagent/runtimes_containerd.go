@@ -79,14 +79,18 @@ func selectContainerd(ctx context.Context, name string, o RuntimeOptions, log *s
 }
 
 func newContainerd(ctx context.Context, sock string, o RuntimeOptions, log *slog.Logger) (*containerd.Runtime, error) {
-	rt, err := containerd.New(ctx, containerd.Config{
+	cfg := containerd.Config{
 		Socket:       sock,
 		Namespace:    o.ContainerdNamespace,
 		LogRoot:      filepath.Join(o.DataDir, "runtime", "containerd", "logs"),
 		LoggerBinary: o.ContainerdLogger,
 		PlainHTTP:    containerd.PlainHTTPHosts(o.InsecureRegistries),
 		Logger:       log.With("component", "runtime"),
-	})
+	}
+	if o.Cgroups != nil {
+		cfg.Cgroups = o.Cgroups
+	}
+	rt, err := containerd.New(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("netagent: %w", err)
 	}

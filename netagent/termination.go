@@ -246,6 +246,7 @@ func (w *podWorker) cleanUp(ctx context.Context, gone bool) {
 			w.m.removeContainer(ctx, c.id)
 		}
 	}
+	w.removePodCgroup()
 	_ = os.RemoveAll(w.m.podDir(w.uid))
 }
 

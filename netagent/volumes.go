@@ -86,6 +86,17 @@ func (w *podWorker) containerMounts(ctx context.Context, pod *api.Pod, c *api.Co
 		if v == nil {
 			return nil, errVolume{fmt.Sprintf("unable to find volume %q", vm.Name)}
 		}
+		claimRO, claim := false, v.PersistentVolumeClaim != nil
+		switch {
+		case v.PersistentVolumeClaim != nil: // claims.go
+			resolved, ro, err := w.claimVolume(ctx, pod, v)
+			if err != nil {
+				return nil, errVolume{fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", v.Name, err)}
+			}
+			v, claimRO = resolved, ro
+		case v.NFS != nil:
+			return nil, errVolume{fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", v.Name, nfsUnsupported(v.NFS))}
+		}
 		dir, err := w.volumeDir(v)
 		if err != nil {
 			return nil, errVolume{err.Error()}
@@ -93,8 +104,14 @@ func (w *podWorker) containerMounts(ctx context.Context, pod *api.Pod, c *api.Co
 		if err := w.setUpVolume(ctx, pod, v, dir); err != nil {
 			return nil, errVolume{fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", v.Name, err)}
 		}
+		if claim || v.EmptyDir != nil { // fsgroup.go; rendered volumes at each write
+			gid, policy := podFSGroup(pod)
+			if err := setVolumeOwnership(dir, gid, policy, claimRO); err != nil {
+				return nil, errVolume{fmt.Sprintf("MountVolume.SetUp failed for volume %q : %v", v.Name, err)}
+			}
+		}
 		src := dir
-		ro := vm.ReadOnly || rendered(v)
+		ro := vm.ReadOnly || rendered(v) || claimRO
 		if vm.SubPath != "" {
 			if err := atomicwriter.ValidatePath(vm.SubPath); err != nil {
 				return nil, errVolume{fmt.Sprintf("volume %q: subPath: %v", v.Name, err)}
@@ -176,7 +193,12 @@ func (w *podWorker) setUpVolume(ctx context.Context, pod *api.Pod, v *api.Volume
 // what it holds.
 func (w *podWorker) writeObjectVolume(ctx context.Context, pod *api.Pod, v *api.Volume, dir string) (bool, error) {
 	if v.DownwardAPI != nil || v.Projected != nil {
-		return w.writeProjectedVolume(ctx, pod, v, dir) // projected.go
+		changed, err := w.writeProjectedVolume(ctx, pod, v, dir) // projected.go
+		if err == nil && changed {
+			gid, _ := podFSGroup(pod)
+			err = setVolumeOwnership(dir, gid, nil, true) // fsgroup.go
+		}
+		return changed, err
 	}
 	var data map[string][]byte
 	var items []api.KeyToPath
@@ -221,9 +243,15 @@ func (w *podWorker) writeObjectVolume(ctx context.Context, pod *api.Pod, v *api.
 	if err != nil {
 		return false, err
 	}
-	changed, err := atomicwriter.Write(dir, payload)
+	changed, err := atomicwriter.Write(dir, groupReadable(pod, payload))
 	if err != nil {
 		return false, err
+	}
+	if changed {
+		gid, _ := podFSGroup(pod)
+		if err := setVolumeOwnership(dir, gid, nil, true); err != nil { // fsgroup.go
+			return false, err
+		}
 	}
 	if w.volumes == nil {
 		w.volumes = map[string]objVolume{}

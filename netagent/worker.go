@@ -81,6 +81,10 @@ type podWorker struct {
 	volumes    map[string]objVolume // configMap and secret volumes written (volumes.go)
 	volumesAt  time.Time            // next refresh of volumes
 	tokens     map[string]*podToken // ServiceAccount tokens (projected.go)
+	cgroup     string               // the pod's cgroup ("" none; cgroups.go)
+	// rejected is why the node refused the pod (admission: a forbidden
+	// sysctl); the pod is Failed with ReasonSysctlForbidden.
+	rejected string
 }
 
 func newPodWorker(m *podManager, pod *api.Pod) *podWorker {
@@ -182,6 +186,14 @@ func (w *podWorker) sync(ctx context.Context) (time.Duration, bool) {
 	deleting := gone || pod.DeletionTimestamp != nil
 	if !deleting && w.startTime.IsZero() {
 		w.startTime = now
+	}
+	if !deleting && w.terminal == "" && w.net == nil && len(w.ctrs) == 0 {
+		// Admission, before anything of the pod exists on the node.
+		if msg := admitSysctls(pod, w.m.cfg.AllowedUnsafeSysctls); msg != "" {
+			w.terminal, w.rejected = api.PodFailed, msg
+			w.log.Warn("pod refused", "reason", ReasonSysctlForbidden, "message", msg)
+			w.m.event(pod, api.EventTypeWarning, ReasonSysctlForbidden, "%s", msg)
+		}
 	}
 	observed := map[string]containerState{}
 	// The containers are looked at only when the plan may act on them:

@@ -42,6 +42,21 @@ type podInfo struct {
 	nzCPU, nzMem int64
 	selector     map[string]string
 	tolerations  []api.Toleration
+	volumes      *volumeCheck // volumes.go; nil without claims
+
+	// Affinity, spread and priority (affinity.go, spread.go).
+	ns            string
+	labels        map[string]string
+	priority      int32
+	nodeAffinity  *api.NodeSelector
+	preferredNode []api.PreferredSchedulingTerm
+	affinity      []affinityTerm // required pod affinity
+	antiAffinity  []affinityTerm // required pod anti-affinity
+	preferred     []affinityTerm // preferred, weight < 0 for anti-affinity
+	spread        []spreadConstraint
+	// carried are the pod's terms that act on pods scheduled after it
+	// while it is counted on a node.
+	carried []carriedTerm
 }
 
 // nodeInfo is the scheduler's view of one node: the Node's fields that
@@ -79,10 +94,8 @@ func fits(p *podInfo, n *nodeInfo) []string {
 	if !n.ready {
 		return []string{reasonNotReady}
 	}
-	for k, v := range p.selector {
-		if lv, ok := n.labels[k]; !ok || lv != v {
-			return []string{reasonSelector}
-		}
+	if !matchesNodeAffinity(p, n) {
+		return []string{reasonSelector}
 	}
 	var out []string
 	if n.pods+1 > n.allocPods {
@@ -93,6 +106,11 @@ func fits(p *podInfo, n *nodeInfo) []string {
 	}
 	if p.mem > 0 && n.reqMem+p.mem > n.allocMem {
 		out = append(out, reasonInsufficientMem)
+	}
+	if len(out) == 0 {
+		if r := p.volumes.fits(n); r != "" {
+			out = append(out, r)
+		}
 	}
 	return out
 }
@@ -159,15 +177,26 @@ type decision struct {
 	reasons map[string]int
 }
 
-// schedule picks the node for p among nodes: the feasible node with the
-// fewest pods of p's owner, then the highest least-requested score; ties go
-// to the first candidate found scanning from index start (so callers rotate
-// start for round-robin). It is O(len(nodes)) and allocates only on
-// failures.
+// schedule picks the node for p among nodes with the default plugins
+// only (no affinity or spread state); see scheduleWith.
 func schedule(p *podInfo, nodes []*nodeInfo, start int) decision {
+	return scheduleWith(p, nodes, start, nil)
+}
+
+// scheduleWith picks the node for p among nodes: the feasible node with
+// the fewest pods of p's owner, then the highest least-requested score;
+// ties go to the first candidate found scanning from index start (so
+// callers rotate start for round-robin). x, when not nil, adds the
+// PodTopologySpread and InterPodAffinity filters and, when it scores,
+// ranks candidates first by the NodeAffinity, InterPodAffinity and
+// PodTopologySpread scores (pickScored). It is O(len(nodes)) and, without
+// x, allocates only on failures.
+func scheduleWith(p *podInfo, nodes []*nodeInfo, start int, x *topoState) decision {
 	d := decision{}
 	var bestOwners int
 	var bestScore int64
+	var cands []candidate
+	scoring := x != nil && x.scoring
 	nn := len(nodes)
 	for i := range nn {
 		n := nodes[(start+i)%nn]
@@ -175,7 +204,13 @@ func schedule(p *podInfo, nodes []*nodeInfo, start int) decision {
 			continue
 		}
 		d.nodes++
-		if why := fits(p, n); len(why) > 0 {
+		why := fits(p, n)
+		if len(why) == 0 && x != nil {
+			if r := x.fits(n); r != "" {
+				why = []string{r}
+			}
+		}
+		if len(why) > 0 {
 			if d.reasons == nil {
 				d.reasons = map[string]int{}
 			}
@@ -189,9 +224,18 @@ func schedule(p *podInfo, nodes []*nodeInfo, start int) decision {
 			owners = n.owners[p.owner]
 		}
 		score := leastRequested(p, n)
+		if scoring {
+			c := candidate{n: n, owners: owners, least: score, na: nodeAffinityScore(p, n), ipa: x.ip.scoreNode(n)}
+			c.pts, c.ptsOK = x.sp.scoreNode(n)
+			cands = append(cands, c)
+			continue
+		}
 		if d.node == nil || better(owners, score, bestOwners, bestScore) {
 			d.node, bestOwners, bestScore = n, owners, score
 		}
+	}
+	if scoring {
+		d.node = pickScored(cands)
 	}
 	return d
 }

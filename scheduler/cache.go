@@ -32,10 +32,15 @@ type cache struct {
 	order []*nodeInfo          // existing nodes, sorted by name
 	pods  map[string]*podState // by namespace/name
 	next  int                  // round-robin start of the next decision
+
+	// Inter-pod affinity and spread counts (topology.go).
+	groups  map[string]*matchGroup   // by matcher key
+	carried map[string]*carriedEntry // by carried term id
 }
 
 func newCache() *cache {
-	return &cache{nodes: map[string]*nodeInfo{}, pods: map[string]*podState{}}
+	return &cache{nodes: map[string]*nodeInfo{}, pods: map[string]*podState{},
+		groups: map[string]*matchGroup{}, carried: map[string]*carriedEntry{}}
 }
 
 // nodeLocked returns the entry for name, creating a pod-only one.
@@ -119,6 +124,7 @@ func (c *cache) addLoadLocked(p *podInfo, node string) {
 	if p.owner != "" {
 		n.owners[p.owner]++
 	}
+	c.countTopologyLocked(p, node, 1)
 }
 
 func (c *cache) removeLoadLocked(p *podInfo, node string) {
@@ -131,6 +137,7 @@ func (c *cache) removeLoadLocked(p *podInfo, node string) {
 	n.nzCPU -= p.nzCPU
 	n.nzMem -= p.nzMem
 	n.pods--
+	c.countTopologyLocked(p, node, -1)
 	if p.owner != "" {
 		if n.owners[p.owner]--; n.owners[p.owner] <= 0 {
 			delete(n.owners, p.owner)
@@ -203,7 +210,7 @@ func (c *cache) scheduleAndAssume(p *podInfo) decision {
 	if len(c.order) > 0 {
 		c.next = (c.next + 1) % len(c.order)
 	}
-	d := schedule(p, c.order, c.next)
+	d := scheduleWith(p, c.order, c.next, c.topoStateLocked(p))
 	if d.node != nil {
 		if old, ok := c.pods[p.key]; ok {
 			c.removeLoadLocked(old.info, old.node)

@@ -33,6 +33,12 @@ func newPodInfo(pod *api.Pod) *podInfo {
 		p.owner = ref.UID
 	}
 	p.cpu, p.mem, p.nzCPU, p.nzMem = podRequests(&pod.Spec)
+	p.ns, p.labels = pod.Namespace, pod.Labels
+	if pod.Spec.Priority != nil {
+		p.priority = *pod.Spec.Priority
+	}
+	p.setAffinity(pod.Spec.Affinity)
+	p.setSpread(pod.Spec.TopologySpreadConstraints)
 	return p
 }
 

@@ -45,6 +45,10 @@ type Deps struct {
 	// Pods and Nodes are informers of every pod and node; the caller
 	// runs them.
 	Pods, Nodes Cache
+	// Claims, Volumes and Classes are informers of every
+	// PersistentVolumeClaim, PersistentVolume and StorageClass, read by
+	// the volume filter (volumes.go); nil turns the filter off.
+	Claims, Volumes, Classes Cache
 	// Recorder receives Scheduled and FailedScheduling events; nil = none.
 	Recorder EventRecorder
 	// Log is the scheduler's logger; nil logs nowhere.
@@ -117,6 +121,7 @@ type Scheduler struct {
 	log     *slog.Logger
 
 	cache   *cache
+	volumes *volumeCaches // volumes.go; nil without the caches
 	queue   *workqueue.Queue[string]
 	unsched *unschedulablePods
 	tasks   chan task
@@ -140,7 +145,7 @@ func New(deps Deps, opts Options) *Scheduler {
 		opts:    opts,
 		log:     logger.With("controller", "scheduler"),
 		cache:   newCache(),
-		queue:   workqueue.New[string](opts.RetryBase, opts.RetryMax),
+		queue:   workqueue.NewPriority(opts.RetryBase, opts.RetryMax, func(key string) int64 { return podPriority(pods, key) }),
 		unsched: newUnschedulablePods(opts.RetryBase, opts.RetryMax),
 		tasks:   make(chan task, 256),
 	}
@@ -149,12 +154,25 @@ func New(deps Deps, opts Options) *Scheduler {
 		UpdateFunc: s.onPodUpdate,
 		DeleteFunc: s.onPodDelete,
 	})
+	s.volumes = s.newVolumeCaches(deps)
 	nodes.AddEventHandler(client.HandlerFuncs{
 		AddFunc:    s.onNodeAdd,
 		UpdateFunc: func(_, n api.Object) { s.onNodeAdd(n) },
 		DeleteFunc: s.onNodeDelete,
 	})
 	return s
+}
+
+// podPriority is the queue order of a pending pod: spec.priority (the
+// Priority admission resolved it from priorityClassName), 0 when unset.
+func podPriority(pods Cache, key string) int64 {
+	ns, name := splitKey(key)
+	if obj, ok := pods.Get(ns, name); ok {
+		if p, ok := obj.(*api.Pod); ok && p.Spec.Priority != nil {
+			return int64(*p.Spec.Priority)
+		}
+	}
+	return 0
 }
 
 // ---- event handlers: they update the cache and queue keys, nothing more ----
@@ -261,7 +279,7 @@ type task struct {
 // exited.
 func (s *Scheduler) Run(ctx context.Context) error {
 	defer s.queue.ShutDown()
-	if !client.WaitForCacheSync(ctx, s.pods.HasSynced, s.nodes.HasSynced) {
+	if !client.WaitForCacheSync(ctx, s.pods.HasSynced, s.nodes.HasSynced, s.volumes.synced) {
 		return nil
 	}
 	s.log.Info("caches synced, scheduling", "workers", s.opts.Workers)
@@ -315,6 +333,7 @@ func (s *Scheduler) scheduleOne(ctx context.Context, key string) error {
 		return workqueue.ErrHandedOff
 	}
 	info := newPodInfo(pod)
+	info.volumes = s.volumes.forPod(pod)
 	gen := s.unsched.generation()
 	d := s.cache.scheduleAndAssume(info)
 	t := task{pod: info, ns: ns, name: name}

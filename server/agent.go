@@ -36,7 +36,14 @@ func (s *Server) startAgent(ctx context.Context) error {
 		return nil
 	}
 	log := s.log.With("component", "agent")
-	rt, rtName, err := netagent.SelectRuntime(ctx, s.cfg.Runtime, netagent.RuntimeOptions{DataDir: s.cfg.DataDir, ContainerdSocket: s.cfg.ContainerdSocket, ContainerdLogger: s.cfg.ContainerdLogger, InsecureRegistries: s.cfg.InsecureRegistries, Logger: log})
+	cg, why, err := netagent.NodeCgroups(s.cfg.Cgroups)
+	if err != nil {
+		return fmt.Errorf("server: built-in agent: %w", err)
+	}
+	if cg == nil {
+		log.Info("no pod cgroups: resources.limits and requests are not enforced", "why", why)
+	}
+	rt, rtName, err := netagent.SelectRuntime(ctx, s.cfg.Runtime, netagent.RuntimeOptions{DataDir: s.cfg.DataDir, ContainerdSocket: s.cfg.ContainerdSocket, ContainerdLogger: s.cfg.ContainerdLogger, InsecureRegistries: s.cfg.InsecureRegistries, Cgroups: cg, Logger: log})
 	if err != nil {
 		return fmt.Errorf("server: built-in agent: %w", err)
 	}
@@ -47,21 +54,23 @@ func (s *Server) startAgent(ctx context.Context) error {
 		}
 	}
 	cfg := netagent.Config{
-		Server:             s.url,
-		CAPEM:              s.bundle.CACertPEM,
-		Token:              s.bundle.NodeToken,
-		NodeName:           s.cfg.AgentNodeName,
-		NodeIPs:            ips,
-		DataDir:            s.cfg.DataDir,
-		Runtime:            rtName,
-		ProxyMode:          s.cfg.ProxyMode,
-		IPVSScheduler:      s.cfg.IPVSScheduler,
-		ClusterCIDR:        s.parsed.ClusterCIDR,
-		PodRoutes:          s.cfg.PodRoutes,
-		NoEgressMasquerade: !s.cfg.EgressMasquerade,
-		ClusterDomain:      s.cfg.ClusterDomain,
-		DNSUpstreams:       s.cfg.DNSUpstream,
-		Logger:             log,
+		Server:               s.url,
+		CAPEM:                s.bundle.CACertPEM,
+		Token:                s.bundle.NodeToken,
+		NodeName:             s.cfg.AgentNodeName,
+		NodeIPs:              ips,
+		DataDir:              s.cfg.DataDir,
+		CgroupRoot:           s.cfg.CgroupRoot,
+		AllowedUnsafeSysctls: s.cfg.AllowedUnsafeSysctls,
+		Runtime:              rtName,
+		ProxyMode:            s.cfg.ProxyMode,
+		IPVSScheduler:        s.cfg.IPVSScheduler,
+		ClusterCIDR:          s.parsed.ClusterCIDR,
+		PodRoutes:            s.cfg.PodRoutes,
+		NoEgressMasquerade:   !s.cfg.EgressMasquerade,
+		ClusterDomain:        s.cfg.ClusterDomain,
+		DNSUpstreams:         s.cfg.DNSUpstream,
+		Logger:               log,
 		// The proxy's kube-proxy metrics join the API server's /metrics;
 		// the built-in agent opens no metrics or healthz listener.
 		Registerer: s.reg,
@@ -69,6 +78,9 @@ func (s *Server) startAgent(ctx context.Context) error {
 		TerminationDelay: cmp.Or(s.cfg.PodTerminationDelay, -1),
 	}
 	deps := netagent.Deps{Runtime: rt, Proxy: s.proxyFunc()}
+	if cg != nil {
+		deps.Cgroups = cg
+	}
 	if p := s.cfg.AgentNetNS; p != "" {
 		deps.NodeNetNS = func(fn func() error) error { return netns.Do(p, fn) }
 	}

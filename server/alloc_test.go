@@ -187,6 +187,10 @@ func TestClusterIPAllocation(t *testing.T) {
 	checkAllocations(t, c)
 }
 
+// TestNodePortAllocation names its ports inside the static band
+// (30000-30085 of the default range, KEP-3668), which dynamic allocation
+// leaves alone while the upper band has room: a port named above it could
+// already be another Service's, picked at random.
 func TestNodePortAllocation(t *testing.T) {
 	ts := servertest.Start(t, servertest.Options{})
 	c := ts.Client()
@@ -274,7 +278,7 @@ func TestNodePortAllocation(t *testing.T) {
 	})
 	t.Run("NodePort to ClusterIP frees the ports", func(t *testing.T) {
 		s := service("np-to-cip", api.ServiceTypeNodePort, 80)
-		s.Spec.Ports[0].NodePort = 30090
+		s.Spec.Ports[0].NodePort = 30050
 		if err := create(s); err != nil {
 			t.Fatal(err)
 		}
@@ -289,14 +293,14 @@ func TestNodePortAllocation(t *testing.T) {
 			t.Fatalf("stored ClusterIP Service kept nodePort %d / externalTrafficPolicy %q", got.Spec.Ports[0].NodePort, got.Spec.ExternalTrafficPolicy)
 		}
 		again := service("np-after", api.ServiceTypeNodePort, 80)
-		again.Spec.Ports[0].NodePort = 30090
+		again.Spec.Ports[0].NodePort = 30050
 		if err := create(again); err != nil {
-			t.Fatalf("freed port 30090 not reusable: %v", err)
+			t.Fatalf("freed port 30050 not reusable: %v", err)
 		}
 	})
 	t.Run("merge patch of type NodePort to ClusterIP frees the ports", func(t *testing.T) {
 		s := service("np-patch", api.ServiceTypeNodePort, 80)
-		s.Spec.Ports[0].NodePort = 30091
+		s.Spec.Ports[0].NodePort = 30051
 		if err := create(s); err != nil {
 			t.Fatal(err)
 		}
@@ -309,9 +313,9 @@ func TestNodePortAllocation(t *testing.T) {
 			t.Fatalf("after patch: %+v", out.Spec)
 		}
 		again := service("np-patch-after", api.ServiceTypeNodePort, 80)
-		again.Spec.Ports[0].NodePort = 30091
+		again.Spec.Ports[0].NodePort = 30051
 		if err := create(again); err != nil {
-			t.Fatalf("freed port 30091 not reusable: %v", err)
+			t.Fatalf("freed port 30051 not reusable: %v", err)
 		}
 	})
 	t.Run("update keeps nodePorts when the PUT omits them", func(t *testing.T) {
@@ -327,7 +331,7 @@ func TestNodePortAllocation(t *testing.T) {
 	})
 	t.Run("changing a nodePort frees the old one", func(t *testing.T) {
 		s := get("np")
-		s.Spec.Ports[0].NodePort = 30100
+		s.Spec.Ports[0].NodePort = 30060
 		if err := c.Update(ctx, resServices, "default", s); err != nil {
 			t.Fatal(err)
 		}

@@ -147,6 +147,9 @@ func (p storePods) PodNodeName(ctx context.Context, ns, name string) (string, bo
 //   - get the Secrets, ConfigMaps, ServiceAccounts and
 //     PersistentVolumeClaims that pods bound to it reference (nodeGraph);
 //     never list or watch them;
+//   - get the PersistentVolumes bound to those claims or pinned to it by
+//     their node affinity, and update or patch the pinned ones
+//     (authorizeNodeVolumes, storage.go);
 //   - read services, endpointslices, nodes, namespaces, servicecidrs, and
 //     its own Lease;
 //   - create its own Node (name checked by nodeRestriction, which sees the
@@ -179,6 +182,9 @@ func (p storePods) PodNodeName(ctx context.Context, ns, name string) (string, bo
 type authorizer struct {
 	pods  podNodes   // a pod's node, read per request (gets and writes)
 	graph *nodeGraph // what the pods of each node reference; nil: nothing
+	// volumes reads a PersistentVolume per request (storage.go); nil:
+	// nodes read no volumes.
+	volumes volumeReader
 }
 
 var readVerbs = map[string]bool{"get": true, "list": true, "watch": true}
@@ -362,6 +368,8 @@ func (z authorizer) authorizeNode(ctx context.Context, node string, a apiserver.
 		return nil, a.Subresource == "" && (a.Verb == "create" || writeVerbs[a.Verb]), nil
 	case res == "pods":
 		return z.authorizeNodePods(ctx, node, a)
+	case res == "persistentvolumes":
+		return z.authorizeNodeVolumes(ctx, node, a) // storage.go
 	}
 	return nil, false, nil
 }

@@ -19,7 +19,7 @@ const (
 )
 
 // bootstrap creates the built-in objects through the API: the namespaces,
-// the default ServiceCIDR, and the `kubernetes` Service with its
+// the system PriorityClasses, the default ServiceCIDR, and the `kubernetes` Service with its
 // EndpointSlice. Existing objects are kept (and corrected where the flags
 // changed), so a restart is a no-op.
 func (s *Server) bootstrap(ctx context.Context, c *client.Client) error {
@@ -27,6 +27,12 @@ func (s *Server) bootstrap(ctx context.Context, c *client.Client) error {
 	for _, ns := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {
 		obj := &api.Namespace{ObjectMeta: api.ObjectMeta{Name: ns}}
 		if err := createIfAbsent(ctx, c, res["namespaces"], "", obj); err != nil {
+			return err
+		}
+	}
+	// The built-in PriorityClasses, as kube-apiserver creates them.
+	for _, pc := range api.SystemPriorityClasses() {
+		if err := createIfAbsent(ctx, c, res["priorityclasses.scheduling.k8s.io"], "", pc); err != nil {
 			return err
 		}
 	}

@@ -7,18 +7,26 @@ import (
 
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/client/record"
+	"github.com/skiff-dev/skiff/controller/cronjob"
+	"github.com/skiff-dev/skiff/controller/daemonset"
 	"github.com/skiff-dev/skiff/controller/deployment"
+	"github.com/skiff-dev/skiff/controller/disruption"
 	"github.com/skiff-dev/skiff/controller/endpoints"
 	"github.com/skiff-dev/skiff/controller/endpointslice"
 	"github.com/skiff-dev/skiff/controller/endpointslicemirroring"
 	"github.com/skiff-dev/skiff/controller/gc"
+	"github.com/skiff-dev/skiff/controller/job"
 	"github.com/skiff-dev/skiff/controller/namespace"
 	"github.com/skiff-dev/skiff/controller/nodeipam"
 	"github.com/skiff-dev/skiff/controller/nodelifecycle"
+	"github.com/skiff-dev/skiff/controller/persistentvolume"
+	"github.com/skiff-dev/skiff/controller/podautoscaler"
+	"github.com/skiff-dev/skiff/controller/replicaset"
 	"github.com/skiff-dev/skiff/controller/rootcacert"
 	"github.com/skiff-dev/skiff/controller/serviceaccount"
 	"github.com/skiff-dev/skiff/controller/servicelb"
 	"github.com/skiff-dev/skiff/controller/statefulset"
+	"github.com/skiff-dev/skiff/controller/tainteviction"
 	"github.com/skiff-dev/skiff/scheduler"
 )
 
@@ -83,12 +91,12 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 	}
 
 	if enabled("gc") {
-		g := gc.New(gc.Deps{Client: c, Log: s.log.With("component", "gc")}, gc.Options{Resources: s.resource, Workers: 2})
+		g := gc.New(gc.Deps{Client: c, Log: s.log.With("component", "gc")}, gc.Options{Resources: s.resource, Workers: 2, Custom: s.crds})
 		add("gc", g.Run)
 	}
 	if enabled("namespace") {
 		ns := namespace.New(namespace.Deps{Client: c, Log: s.log.With("component", "namespace")},
-			namespace.Options{Resources: s.resource, Workers: 2})
+			namespace.Options{Resources: s.resource, Workers: 2, Custom: s.crds})
 		add("namespace", ns.Run)
 	}
 	if enabled("serviceaccount") {
@@ -155,9 +163,15 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 		}
 	}
 	if enabled("deployment") {
+		// Deployments of earlier versions owned their pods: move them to
+		// ReplicaSets before any controller runs (deployment.Migrate).
+		if err := deployment.Migrate(cctx, c, s.log.With("component", "deployment")); err != nil {
+			s.log.Error("deployment: moving deployments to replica sets", "err", err)
+		}
 		dc := deployment.New(deployment.Deps{
 			Client:      c,
 			Deployments: informer("deployments.apps", "deployments", ""),
+			ReplicaSets: informer("replicasets.apps", "replicasets.apps", ""),
 			Pods:        pods(),
 			Recorder:    recorder("deployment-controller"),
 			Log:         s.log.With("component", "deployment"),
@@ -169,14 +183,106 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 			Client:       c,
 			StatefulSets: informer("statefulsets.apps", "statefulsets", ""),
 			Pods:         pods(),
+			Claims:       informer("persistentvolumeclaims", "persistentvolumeclaims", ""),
+			Revisions:    informer("controllerrevisions.apps", "controllerrevisions", ""),
 			Recorder:     recorder("statefulset-controller"),
 			Log:          s.log.With("component", "statefulset"),
 		}, statefulset.Options{Workers: 2})
 		add("statefulset", sc.Run)
 	}
+	if enabled(podautoscaler.ControllerName) {
+		// podautoscaler scales the /scale of HorizontalPodAutoscalers'
+		// targets from the resource metrics API.
+		if hc, err := podautoscaler.New(podautoscaler.Deps{
+			Client: c, HPAs: informer("horizontalpodautoscalers.autoscaling", "horizontalpodautoscalers", ""), Pods: pods(),
+			Recorder: recorder("horizontal-pod-autoscaler"), Log: s.log.With("component", "podautoscaler"),
+		}, podautoscaler.Options{}); err != nil {
+			s.log.Error("podautoscaler: not started", "err", err)
+		} else {
+			add(podautoscaler.ControllerName, hc.Run)
+		}
+	}
+	// replicaset and replicationcontroller: one package, one controller
+	// per kind, as upstream.
+	for _, k := range []replicaset.Kind{replicaset.ReplicaSetKind, replicaset.ReplicationControllerKind} {
+		if enabled(k.ControllerName) {
+			rc := replicaset.New(replicaset.Deps{
+				Client:   c,
+				Sets:     informer(k.Resource, k.Resource, ""),
+				Pods:     pods(),
+				Recorder: recorder(k.Component),
+				Log:      s.log.With("component", k.ControllerName),
+			}, replicaset.Options{Kind: k})
+			add(k.ControllerName, rc.Run)
+		}
+	}
+	if enabled("job") {
+		jc := job.New(job.Deps{
+			Client:   c,
+			Jobs:     informer("jobs.batch", "jobs", ""),
+			Pods:     pods(),
+			Recorder: recorder("job-controller"),
+			Log:      s.log.With("component", "job"),
+		}, job.Options{Workers: 4})
+		add("job", jc.Run)
+	}
+	if enabled("cronjob") {
+		cc := cronjob.New(cronjob.Deps{
+			Client:   c,
+			CronJobs: informer("cronjobs.batch", "cronjobs", ""),
+			Jobs:     informer("jobs.batch", "jobs", ""),
+			Recorder: recorder("cronjob-controller"),
+			Log:      s.log.With("component", "cronjob"),
+		}, cronjob.Options{Workers: 4})
+		add("cronjob", cc.Run)
+	}
+	if enabled(binderName) {
+		// persistentvolume binds claims to volumes and provisions
+		// local-path volumes (storage.go).
+		if pvc, err := persistentvolume.New(persistentvolume.Deps{
+			Client: c, Claims: informer("persistentvolumeclaims", "persistentvolumeclaims", ""),
+			Volumes: informer("persistentvolumes", "persistentvolumes", ""),
+			Classes: informer("storageclasses.storage.k8s.io", "storageclasses", ""),
+			Pods:    pods(), Nodes: nodes(),
+			Recorder: recorder("persistentvolume-controller"), Log: s.log.With("component", binderName),
+		}, persistentvolume.Options{}); err != nil {
+			s.log.Error(binderName+": not started", "err", err)
+		} else {
+			add(binderName, pvc.Run)
+		}
+	}
+	if enabled("daemonset") {
+		// daemonset runs a DaemonSet's pod on every eligible node.
+		dc := daemonset.New(daemonset.Deps{
+			Client:     c,
+			DaemonSets: informer("daemonsets.apps", "daemonsets", ""),
+			Pods:       pods(),
+			Nodes:      nodes(),
+			Revisions:  informer("controllerrevisions.apps", "controllerrevisions", ""),
+			Recorder:   recorder("daemonset-controller"),
+			Log:        s.log.With("component", "daemonset"),
+		}, daemonset.Options{Workers: 2})
+		add("daemonset", dc.Run)
+	}
+	if enabled("disruption") {
+		// disruption keeps PodDisruptionBudget status for the eviction API.
+		dc := disruption.New(disruption.Deps{
+			Client:    c,
+			PDBs:      informer("poddisruptionbudgets.policy", "poddisruptionbudgets", ""),
+			Pods:      pods(),
+			Resources: s.resource,
+			Recorder:  recorder("controllermanager"),
+			Log:       s.log.With("component", "disruption"),
+		}, disruption.Options{Workers: 2})
+		add("disruption", dc.Run)
+	}
 	if enabled("scheduler") {
 		sched := scheduler.New(scheduler.Deps{
 			Client: c, Pods: pods(), Nodes: nodes(),
+			// The volume filter (scheduler/volumes.go).
+			Claims:   informer("persistentvolumeclaims", "persistentvolumeclaims", ""),
+			Volumes:  informer("persistentvolumes", "persistentvolumes", ""),
+			Classes:  informer("storageclasses.storage.k8s.io", "storageclasses", ""),
 			Recorder: recorder("default-scheduler"), Log: s.log.With("component", "scheduler"),
 		}, scheduler.Options{Workers: 16})
 		add("scheduler", sched.Run)
@@ -195,6 +301,14 @@ func (s *Server) startControllers(ctx context.Context, c *client.Client) {
 			Workers:                2,
 		})
 		add("nodelifecycle", nl.Run)
+	}
+	if enabled("tainteviction") {
+		// tainteviction deletes pods that do not tolerate a NoExecute taint.
+		te := tainteviction.New(tainteviction.Deps{
+			Client: c, Nodes: nodes(), Pods: pods(),
+			Recorder: recorder("taint-eviction-controller"), Log: s.log.With("component", "tainteviction"),
+		}, tainteviction.Options{Workers: 2})
+		add("tainteviction", te.Run)
 	}
 	if enabled("nodeipam") {
 		// nodeipam gives each Node its podCIDR (config.Parse validated the

@@ -89,6 +89,11 @@
 //     pinning the SHA-256 of the certificate it publishes next to it, and
 //     presenting a client certificate (CN skiff-apiserver-node-client,
 //     ClientAuth only) that Start issues in memory from the cluster CA.
+//   - metrics.k8s.io (metrics.go, server/metricsapi): every Ready node's
+//     GET /metrics/resource is scraped the same way every
+//     config.Server.MetricResolution (15 s) in the background, and the
+//     rates between the last two scrapes are served as NodeMetrics and
+//     PodMetrics (apiserver.Config.Reads).
 //   - A pod not scheduled is 400; a node missing, never joined, publishing
 //     no node API or unreachable, or a certificate that is not the pinned
 //     one, is 503 (the last two with a generic message; the detail is

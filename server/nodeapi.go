@@ -146,24 +146,34 @@ func (n *nodeAPI) endpoint(ctx context.Context, pod *api.Pod) (string, agentEndp
 	if node == "" {
 		return "", agentEndpoint{}, apiserver.NewBadRequest(fmt.Sprintf("pod %s does not have a host assigned", name))
 	}
-	if a := n.builtin.Load(); a != nil && a.NodeName() == node {
-		return node, agentEndpoint{local: a}, nil
-	}
-	kv, err := n.st.Get(ctx, apiserver.KeyFor(n.nodes, "", node))
-	if errors.Is(err, store.ErrNotFound) {
-		return "", agentEndpoint{}, apiserver.NewStatus(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable,
-			fmt.Sprintf("node %q of pod %s/%s does not exist", node, ns, name))
-	}
+	ep, err := n.nodeEndpoint(ctx, node, fmt.Sprintf(" of pod %s/%s", ns, name))
 	if err != nil {
 		return "", agentEndpoint{}, err
 	}
+	return node, ep, nil
+}
+
+// nodeEndpoint returns how to reach the agent of node; of ends the
+// message of a node that does not exist (" of pod ns/name").
+func (n *nodeAPI) nodeEndpoint(ctx context.Context, node, of string) (agentEndpoint, error) {
+	if a := n.builtin.Load(); a != nil && a.NodeName() == node {
+		return agentEndpoint{local: a}, nil
+	}
+	kv, err := n.st.Get(ctx, apiserver.KeyFor(n.nodes, "", node))
+	if errors.Is(err, store.ErrNotFound) {
+		return agentEndpoint{}, apiserver.NewStatus(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable,
+			fmt.Sprintf("node %q%s does not exist", node, of))
+	}
+	if err != nil {
+		return agentEndpoint{}, err
+	}
 	var nd api.Node
 	if err := json.Unmarshal(kv.Value, &nd); err != nil {
-		return "", agentEndpoint{}, fmt.Errorf("server: decode node %s: %w", node, err)
+		return agentEndpoint{}, fmt.Errorf("server: decode node %s: %w", node, err)
 	}
 	u, sum := nd.Annotations[netagent.AnnotationNodeAPI], nd.Annotations[netagent.AnnotationNodeAPICert]
 	if u == "" || sum == "" {
-		return "", agentEndpoint{}, apiserver.NewStatus(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable,
+		return agentEndpoint{}, apiserver.NewStatus(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable,
 			fmt.Sprintf("node %q publishes no node API (its agent runs without --node-api-listen or without --server-ca)", node))
 	}
 	var addr netip.Addr
@@ -172,16 +182,16 @@ func (n *nodeAPI) endpoint(ctx context.Context, pod *api.Pod) (string, agentEndp
 		addr, found = n.addrs.joinAddress(node)
 	}
 	if !found {
-		return "", agentEndpoint{}, apiserver.NewStatus(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable,
+		return agentEndpoint{}, apiserver.NewStatus(http.StatusServiceUnavailable, api.StatusReasonServiceUnavailable,
 			fmt.Sprintf("node %q has not joined this server, so the server knows no address of its node API", node))
 	}
 	port, err := nodeAPIPort(u)
 	if err != nil {
 		n.log.Warn("node API: the published URL is unusable", "node", node, "url", u, "err", err)
-		return "", agentEndpoint{}, unreachable(node)
+		return agentEndpoint{}, unreachable(node)
 	}
 	target := "https://" + net.JoinHostPort(addr.Unmap().String(), port)
-	return node, agentEndpoint{node: node, url: target, pin: sum, http: n.client(sum), log: n.log}, nil
+	return agentEndpoint{node: node, url: target, pin: sum, http: n.client(sum), log: n.log}, nil
 }
 
 // client is the HTTPS client that accepts only the certificate whose

@@ -20,10 +20,12 @@ import (
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/apiserver"
+	"github.com/skiff-dev/skiff/apiserver/apiextensions"
 	"github.com/skiff-dev/skiff/apiserver/ipalloc"
 	"github.com/skiff-dev/skiff/apiserver/patch"
 	"github.com/skiff-dev/skiff/apiserver/pki"
 	"github.com/skiff-dev/skiff/apiserver/portalloc"
+	"github.com/skiff-dev/skiff/apiserver/priorityadmission"
 	"github.com/skiff-dev/skiff/apiserver/saadmission"
 	"github.com/skiff-dev/skiff/apiserver/satoken"
 	"github.com/skiff-dev/skiff/apiserver/svcalloc"
@@ -33,6 +35,7 @@ import (
 	"github.com/skiff-dev/skiff/internal/ratelog"
 	"github.com/skiff-dev/skiff/internal/version"
 	"github.com/skiff-dev/skiff/netagent"
+	"github.com/skiff-dev/skiff/server/metricsapi"
 	"github.com/skiff-dev/skiff/store"
 )
 
@@ -53,6 +56,7 @@ type Server struct {
 	ready    atomic.Bool
 	url      string
 	resource []*api.ResourceInfo
+	crds     *apiextensions.Registry // crds.go
 	ctrl     *controllers
 	dns      *clusterDNS   // nil without --dns-listen (dns.go)
 	nodes    *nodeTokens   // per-node credentials (nodejoin.go)
@@ -61,7 +65,7 @@ type Server struct {
 	auth     *tokenAuth
 	graph    *nodeGraph           // the node authorizer's pod references (nodegraph.go)
 	stopBg   context.CancelFunc   // ends the goroutines below
-	bg       sync.WaitGroup       // the node graph's watch
+	bg       sync.WaitGroup       // the node graph's watch, the metrics scraper
 	reg      *prometheus.Registry // /metrics: the API server's, DNS's and the built-in agent's
 }
 
@@ -97,7 +101,9 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, parsed: p, log: log, resource: api.Resources()}
+	s := &Server{cfg: cfg, parsed: p, log: log}
+	crdInfo := s.crdResource() // crds.go
+	s.resource = append(api.Resources(), crdInfo)
 	defer func() {
 		if err != nil {
 			s.close()
@@ -184,7 +190,9 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	issuerPaths[pathCRDs] = crdList(s.kv) // crdlist.go
+	custom := &lateCustom{}
+	crds := apiextensions.NewRegistry(s.kv, crdInfo, custom, log.With("component", "apiextensions"))
+	s.crds = crds
 	podInfo := resourceTable(s.resource)["pods"]
 	s.graph = newNodeGraph(log.With("component", "nodegraph"))
 	bgCtx, stopBg := context.WithCancel(context.WithoutCancel(ctx))
@@ -194,12 +202,30 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 		defer s.bg.Done()
 		s.graph.run(bgCtx, s.kv, podsPrefix(apiserver.KeyFor(podInfo, "", "")))
 	}()
+	// The resource metrics pipeline (metrics.k8s.io, as metrics-server):
+	// every Ready node's /metrics/resource scraped in the background.
+	metricsStore := metricsapi.NewStore()
+	mobj := metricsObjects{st: s.kv, pods: podInfo, nodes: resourceTable(s.resource)["nodes"], napi: s.nodeAPI}
+	scraper := &metricsapi.Scraper{Source: mobj, Store: metricsStore, Resolution: cfg.MetricResolution,
+		Log: log.With("component", "metrics")}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		scraper.Run(bgCtx)
+	}()
+	metricsAPI := &metricsapi.API{Store: metricsStore, Objects: mobj}
 	// saadmission mounts the ServiceAccount token volume in new pods.
 	saHook, err := saadmission.New(s.resource)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	authz := authorizer{pods: storePods{st: s.kv, info: podInfo}, graph: s.graph}
+	// priorityadmission resolves pods' priorityClassName into spec.priority.
+	prioHook, err := priorityadmission.New(s.resource)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	authz := authorizer{pods: storePods{st: s.kv, info: podInfo}, graph: s.graph,
+		volumes: storeVolumes{st: s.kv, info: resourceTable(s.resource)["persistentvolumes"]}}
 	v := version.Get()
 	s.api, err = apiserver.New(apiserver.Config{
 		Store:         s.kv,
@@ -216,10 +242,14 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 			"selfsubjectrulesreviews.authorization.k8s.io":  selfSubjectRulesReview(s.resource),
 		},
 		Paths: issuerPaths,
+		Reads: metricsAPI.Reads(), // metrics.go
 		Hooks: map[string]apiserver.TxnHook{
 			"services": s.hook, "ipaddresses.networking.k8s.io": s.hook,
 			"nodes": nodeRestriction{}, "leases.coordination.k8s.io": nodeRestriction{},
-			"pods": saHook,
+			"pods":                              priorityadmission.ValidatingChain{Chain: priorityadmission.Chain{saHook, prioHook}},
+			"priorityclasses.scheduling.k8s.io": prioHook,
+			"persistentvolumeclaims":            s.storageHook(), "persistentvolumes": s.storageHook(), // storage.go
+			"customresourcedefinitions.apiextensions.k8s.io": crds.Hook(), // crds.go
 		},
 		Patcher:    patcher,
 		Registerer: reg,
@@ -241,6 +271,15 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 	}
 
 	w.srv = s.api
+	custom.srv = s.api
+	if err := crds.Sync(ctx); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		crds.Run(bgCtx)
+	}()
 	rep, err := s.hook.Repair(ctx, s.kv)
 	if err != nil {
 		return nil, fmt.Errorf("server: repair: %w", err)
@@ -273,6 +312,9 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 		return nil, err
 	}
 	if err := s.bootstrap(ctx, cl); err != nil {
+		return nil, fmt.Errorf("server: bootstrap: %w", err)
+	}
+	if err := s.bootstrapStorage(ctx, cl); err != nil { // storage.go
 		return nil, fmt.Errorf("server: bootstrap: %w", err)
 	}
 	s.startControllers(ctx, cl)

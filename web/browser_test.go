@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -149,6 +150,15 @@ func step(t testing.TB, ctx context.Context, what string, actions ...chromedp.Ac
 	if err := chromedp.Do(c, actions...); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
+}
+
+// clickLive clicks the first element matching a CSS selector in one
+// script: a row of a live table is redrawn on every watch event, and a
+// node found by one CDP call can be gone by the next ("No node with given
+// id found"), which chromedp.Click, a query then a click, runs into.
+func clickLive(sel string) chromedp.Action[chromedp.Void] {
+	q, _ := json.Marshal(sel)
+	return chromedp.Evaluate[chromedp.Void](`document.querySelector(` + string(q) + `).click()`)
 }
 
 func eval[T any](t testing.TB, ctx context.Context, expr string) T {
@@ -327,9 +337,13 @@ func TestBrowser(t *testing.T) {
 		goTo(t, ctx, "#/deployments")
 		sel := `input[data-dep="default/web"]`
 		waitJS(t, ctx, "the scale input", `document.querySelector('`+sel+`')`)
-		step(t, ctx, "scale to 3",
-			chromedp.SetValue(chromedp.CSS(sel), "3"),
-			chromedp.Click(chromedp.CSS(`button[data-act="scale"][data-dep="default/web"]`)))
+		// One script sets the value and clicks: the page redraws on every
+		// watch event, and a node looked up by one CDP call can be gone by
+		// the next ("No node with given id found").
+		step(t, ctx, "scale to 3", chromedp.Evaluate[chromedp.Void](`(() => {
+			document.querySelector('`+sel+`').value = '3';
+			document.querySelector('button[data-act="scale"][data-dep="default/web"]').click();
+		})()`))
 		waitJS(t, ctx, "the scaled message", `document.getElementById('dep-msg').className === 'okmsg'`)
 		var d api.Deployment
 		if err := ts.Client().Get(ctxT(t, 5*time.Second), resDeploys, "default", "web", &d); err != nil || *d.Spec.Replicas != 3 {
@@ -353,7 +367,7 @@ func TestBrowser(t *testing.T) {
 		// Restart (a rollout: new pods), from the deployments page.
 		goTo(t, ctx, "#/deployments")
 		waitJS(t, ctx, "the restart button", `document.querySelector('button[data-act="restart"][data-dep="default/web"]')`)
-		step(t, ctx, "restart", chromedp.Click(chromedp.CSS(`button[data-act="restart"][data-dep="default/web"]`)))
+		step(t, ctx, "restart", clickLive(`button[data-act="restart"][data-dep="default/web"]`))
 		waitJS(t, ctx, "the restarted message", `document.getElementById('dep-msg').textContent.includes('restarting')`)
 		var d api.Deployment
 		if err := ts.Client().Get(ctxT(t, 5*time.Second), resDeploys, "default", "web", &d); err != nil || d.Spec.Template.Annotations["kubectl.kubernetes.io/restartedAt"] == "" {
@@ -394,7 +408,7 @@ func TestBrowser(t *testing.T) {
 			if p.name == "pods" {
 				// Logs: this server has no log source without an agent, and
 				// the page says what the API answered.
-				step(t, ctx, "logs", chromedp.Click(chromedp.CSS(`#pod-table button[data-logs]`)))
+				step(t, ctx, "logs", clickLive(`#pod-table button[data-logs]`))
 				waitJS(t, ctx, "the logs panel", `!document.getElementById('logs').hidden && document.getElementById('logs-text').textContent !== '' && document.getElementById('logs-text').textContent !== 'Loading…'`)
 				if got := eval[string](t, ctx, `document.activeElement.id`); got != "logs-text" {
 					t.Errorf("focus after opening logs: %q", got)

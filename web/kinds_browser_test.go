@@ -87,7 +87,7 @@ func TestBrowserKinds(t *testing.T) {
 			t.Errorf("row %q", row)
 		}
 		checkPage(t, ctx, "configmaps")
-		step(t, ctx, "open app-config", chromedp.Click(chromedp.CSS(`[data-configmap="default/app-config"] a`)))
+		step(t, ctx, "open app-config", clickLive(`[data-configmap="default/app-config"] a`))
 		waitJS(t, ctx, "its values", `document.querySelector('#cm-info pre.value') && document.querySelector('[data-binary="blob"]')`)
 		vals := eval[string](t, ctx, `[...document.querySelectorAll('#cm-info pre.value')].map(p => p.textContent).join('|')`)
 		if !strings.Contains(vals, "hello <b>world</b>") || !strings.Contains(vals, "color=blue\nsize=3") {
@@ -111,7 +111,7 @@ func TestBrowserKinds(t *testing.T) {
 			t.Fatal("the value is in the list page")
 		}
 		checkPage(t, ctx, "secrets")
-		step(t, ctx, "open db", chromedp.Click(chromedp.CSS(`[data-secret="default/db"] a`)))
+		step(t, ctx, "open db", clickLive(`[data-secret="default/db"] a`))
 		waitJS(t, ctx, "the keys", `document.querySelector('[data-key="password"]') && document.getElementById('sec-reveal')`)
 		if !eval[bool](t, ctx, noValueInPage) {
 			t.Fatal("the value is in the page before reveal")
@@ -171,7 +171,7 @@ func TestBrowserKinds(t *testing.T) {
 	t.Run("pod page", func(t *testing.T) {
 		goTo(t, ctx, "#/pods?ns=default")
 		waitJS(t, ctx, "web-0's link", `document.querySelector('#pod-table a[href="#/pods/default/web-0"]')`)
-		step(t, ctx, "open web-0", chromedp.Click(chromedp.CSS(`#pod-table a[href="#/pods/default/web-0"]`)))
+		step(t, ctx, "open web-0", clickLive(`#pod-table a[href="#/pods/default/web-0"]`))
 		waitJS(t, ctx, "the port-forward commands", `document.querySelector('#pod-forward li[data-port="8080"]')`)
 		cmds := eval[[]string](t, ctx, `[...document.querySelectorAll('#pod-forward code')].map(c => c.textContent)`)
 		if strings.Join(cmds, "|") != "kubectl port-forward pod/web-0 8080:8080|skiff port-forward pod/web-0 8080:8080" {

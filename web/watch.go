@@ -23,6 +23,14 @@ var watchedResources = [][3]string{
 	{"events", "v1", "events"},
 	{"configmaps", "v1", "configmaps"},
 	{"serviceaccounts", "v1", "serviceaccounts"},
+	{"replicasets", "apps/v1", "replicasets"},
+	{"daemonsets", "apps/v1", "daemonsets"},
+	{"jobs", "batch/v1", "jobs"},
+	{"cronjobs", "batch/v1", "cronjobs"},
+	{"horizontalpodautoscalers", "autoscaling/v2", "horizontalpodautoscalers"},
+	{"persistentvolumeclaims", "v1", "persistentvolumeclaims"},
+	{"persistentvolumes", "v1", "persistentvolumes"},
+	{"storageclasses", "storage.k8s.io/v1", "storageclasses"},
 }
 
 // watchQuery asks for the current state as ADDED events, a BOOKMARK

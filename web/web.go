@@ -123,6 +123,7 @@ func New(cfg Config) (*Dashboard, error) {
 	m.HandleFunc("GET /ui/trace", d.withSession(d.serveTrace))
 	m.HandleFunc("POST /ui/apply", d.withSession(d.serveApply))
 	m.HandleFunc("GET /ui/secrets", d.withSession(d.serveSecrets))
+	m.HandleFunc("GET /ui/cronjobs/next", d.withSession(d.serveCronJobNext))
 	m.HandleFunc("GET /ui/services/{ns}/{name}", d.withSession(d.serveService))
 	m.HandleFunc("GET /ui/exec/{ns}/{pod}", d.withSession(d.serveExec))
 	m.HandleFunc("/ui/proxy/", d.withSession(d.serveProxy))

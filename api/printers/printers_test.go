@@ -208,6 +208,52 @@ func TestRows(t *testing.T) {
 			want: []any{"db", "2/3", "3d", "db", "pg"},
 		},
 		{
+			name: "replicaset", group: "apps", resource: "replicasets",
+			obj: &api.ReplicaSet{
+				ObjectMeta: meta("frontend", 2*time.Hour),
+				Spec: api.ReplicaSetSpec{Replicas: ptr(int32(3)), Selector: &api.LabelSelector{MatchLabels: map[string]string{"tier": "frontend"}},
+					Template: api.PodTemplateSpec{Spec: api.PodSpec{Containers: []api.Container{{Name: "php-redis", Image: "gb-frontend:v5"}}}}},
+				Status: api.ReplicaSetStatus{Replicas: 3, ReadyReplicas: 1},
+			},
+			want: []any{"frontend", int64(3), int64(3), int64(1), "120m", "php-redis", "gb-frontend:v5", "tier=frontend"},
+		},
+		{
+			name: "replicationcontroller", resource: "replicationcontrollers",
+			obj: &api.ReplicationController{
+				ObjectMeta: meta("nginx", 5*time.Minute),
+				Spec: api.ReplicationControllerSpec{Replicas: ptr(int32(2)), Selector: map[string]string{"app": "nginx", "b": "x"},
+					Template: &api.PodTemplateSpec{Spec: api.PodSpec{Containers: []api.Container{{Name: "nginx", Image: "nginx"}}}}},
+				Status: api.ReplicationControllerStatus{Replicas: 1},
+			},
+			want: []any{"nginx", int64(2), int64(1), int64(0), "5m", "nginx", "nginx", "app=nginx,b=x"},
+		},
+		{
+			name: "replicationcontroller without template", resource: "replicationcontrollers",
+			obj:  &api.ReplicationController{ObjectMeta: meta("bare", time.Minute)},
+			want: []any{"bare", int64(0), int64(0), int64(0), "60s", "", "", ""},
+		},
+		{
+			name: "daemonset", group: "apps", resource: "daemonsets",
+			obj: &api.DaemonSet{
+				ObjectMeta: meta("agent", 72*time.Hour),
+				Spec: api.DaemonSetSpec{
+					Selector: &api.LabelSelector{MatchLabels: map[string]string{"app": "agent"}},
+					Template: api.PodTemplateSpec{Spec: api.PodSpec{NodeSelector: map[string]string{"kubernetes.io/os": "linux"},
+						Containers: []api.Container{{Name: "agent", Image: "agent:1"}}}}},
+				Status: api.DaemonSetStatus{DesiredNumberScheduled: 3, CurrentNumberScheduled: 3, NumberReady: 2, UpdatedNumberScheduled: 1, NumberAvailable: 2},
+			},
+			want: []any{"agent", int64(3), int64(3), int64(2), int64(1), int64(2), "kubernetes.io/os=linux", "3d", "agent", "agent:1", "app=agent"},
+		},
+		{
+			name: "poddisruptionbudget", group: "policy", resource: "poddisruptionbudgets",
+			obj: &api.PodDisruptionBudget{
+				ObjectMeta: meta("zk-pdb", 2*time.Hour),
+				Spec:       api.PodDisruptionBudgetSpec{MaxUnavailable: ptr(api.FromInt32(1))},
+				Status:     api.PodDisruptionBudgetStatus{DisruptionsAllowed: 1},
+			},
+			want: []any{"zk-pdb", "N/A", "1", int64(1), "120m"},
+		},
+		{
 			name: "node ready control plane cordoned", resource: "nodes",
 			obj: &api.Node{
 				ObjectMeta: api.ObjectMeta{Name: "node-a", CreationTimestamp: ago(time.Hour), Labels: map[string]string{
@@ -342,6 +388,70 @@ func TestRows(t *testing.T) {
 			want: []any{"10.96.0.1", "<none>"},
 		},
 		{
+			name: "job complete", group: "batch", resource: "jobs",
+			obj: &api.Job{
+				ObjectMeta: meta("pi", 10*time.Minute),
+				Spec: api.JobSpec{Completions: ptr(int32(1)), Parallelism: ptr(int32(1)),
+					Selector: &api.LabelSelector{MatchLabels: map[string]string{api.JobControllerUIDLabel: "u1"}},
+					Template: api.PodTemplateSpec{Spec: api.PodSpec{Containers: []api.Container{{Name: "pi", Image: "perl:5.34.0"}}}}},
+				Status: api.JobStatus{Succeeded: 1, StartTime: ptr(ago(10 * time.Minute)), CompletionTime: ptr(ago(10*time.Minute - 42*time.Second)),
+					Conditions: []api.JobCondition{{Type: api.JobSuccessCriteriaMet, Status: api.ConditionTrue}, {Type: api.JobComplete, Status: api.ConditionTrue}}},
+			},
+			want: []any{"pi", "Complete", "1/1", "42s", "10m", "pi", "perl:5.34.0", "batch.kubernetes.io/controller-uid=u1"},
+		},
+		{
+			name: "job running work queue", group: "batch", resource: "jobs",
+			obj: &api.Job{
+				ObjectMeta: meta("q", 3*time.Minute),
+				Spec:       api.JobSpec{Parallelism: ptr(int32(3))},
+				Status:     api.JobStatus{Active: 3, StartTime: ptr(ago(2 * time.Minute))},
+			},
+			want: []any{"q", "Running", "0/1 of 3", "2m", "3m", "", "", ""},
+		},
+		{
+			name: "job suspended, not started", group: "batch", resource: "jobs",
+			obj: &api.Job{
+				ObjectMeta: meta("s", time.Minute),
+				Spec:       api.JobSpec{Completions: ptr(int32(5))},
+				Status:     api.JobStatus{Conditions: []api.JobCondition{{Type: api.JobSuspended, Status: api.ConditionTrue}}},
+			},
+			want: []any{"s", "Suspended", "0/5", "", "60s", "", "", ""},
+		},
+		{
+			name: "job failed", group: "batch", resource: "jobs",
+			obj: &api.Job{
+				ObjectMeta: meta("f", time.Hour),
+				Spec:       api.JobSpec{Completions: ptr(int32(1))},
+				Status: api.JobStatus{Failed: 7, StartTime: ptr(ago(time.Hour)),
+					Conditions: []api.JobCondition{{Type: api.JobFailureTarget, Status: api.ConditionTrue}, {Type: api.JobFailed, Status: api.ConditionTrue}}},
+			},
+			want: []any{"f", "Failed", "0/1", "60m", "60m", "", "", ""},
+		},
+		{
+			name: "cronjob", group: "batch", resource: "cronjobs",
+			obj: &api.CronJob{
+				ObjectMeta: meta("backup-daily", 48*time.Hour),
+				Spec: api.CronJobSpec{Schedule: "0 3 * * *", Suspend: ptr(false),
+					JobTemplate: api.JobTemplateSpec{Spec: api.JobSpec{Template: api.PodTemplateSpec{Spec: api.PodSpec{Containers: []api.Container{{Name: "b", Image: "restic"}}}}}}},
+				Status: api.CronJobStatus{Active: []api.ObjectReference{{Name: "backup-daily-1"}}, LastScheduleTime: ptr(ago(5 * time.Minute))},
+			},
+			want: []any{"backup-daily", "0 3 * * *", "<none>", "False", int64(1), "5m", "2d", "b", "restic", ""},
+		},
+		{
+			name: "cronjob with time zone, never scheduled", group: "batch", resource: "cronjobs",
+			obj: &api.CronJob{
+				ObjectMeta: meta("tz", time.Minute),
+				Spec:       api.CronJobSpec{Schedule: "@hourly", TimeZone: ptr("Europe/Berlin"), Suspend: ptr(true)},
+			},
+			want: []any{"tz", "@hourly", "Europe/Berlin", "True", int64(0), "<none>", "60s", "", "", ""},
+		},
+		{
+			name: "priorityclass", group: "scheduling.k8s.io", resource: "priorityclasses",
+			obj: &api.PriorityClass{ObjectMeta: meta("system-node-critical", time.Hour), Value: 2000001000,
+				PreemptionPolicy: ptr(api.PreemptLowerPriority)},
+			want: []any{"system-node-critical", int64(2000001000), false, "60m", "PreemptLowerPriority"},
+		},
+		{
 			name: "unknown resource gets name and age", group: "example.com", resource: "widgets",
 			obj:  &api.Lease{ObjectMeta: meta("w", 5*time.Second)},
 			want: []any{"w", "5s"},
@@ -370,6 +480,8 @@ func TestColumnsAsKubectlPrintsThem(t *testing.T) {
 		{"discovery.k8s.io", "endpointslices", "NAME ADDRESSTYPE PORTS ENDPOINTS AGE", ""},
 		{"apps", "deployments", "NAME READY UP-TO-DATE AVAILABLE AGE", "CONTAINERS IMAGES SELECTOR"},
 		{"apps", "statefulsets", "NAME READY AGE", "CONTAINERS IMAGES"},
+		{"apps", "replicasets", "NAME DESIRED CURRENT READY AGE", "CONTAINERS IMAGES SELECTOR"},
+		{"", "replicationcontrollers", "NAME DESIRED CURRENT READY AGE", "CONTAINERS IMAGES SELECTOR"},
 		{"", "nodes", "NAME STATUS ROLES AGE VERSION", "INTERNAL-IP EXTERNAL-IP OS-IMAGE KERNEL-VERSION CONTAINER-RUNTIME"},
 		{"", "namespaces", "NAME STATUS AGE", ""},
 		{"", "events", "LAST SEEN TYPE REASON OBJECT MESSAGE", "SUBOBJECT SOURCE FIRST SEEN COUNT NAME"},
@@ -380,6 +492,11 @@ func TestColumnsAsKubectlPrintsThem(t *testing.T) {
 		{"", "endpoints", "NAME ENDPOINTS AGE", ""},
 		{"networking.k8s.io", "servicecidrs", "NAME CIDRS AGE", ""},
 		{"networking.k8s.io", "ipaddresses", "NAME PARENTREF", ""},
+		{"batch", "jobs", "NAME STATUS COMPLETIONS DURATION AGE", "CONTAINERS IMAGES SELECTOR"},
+		{"batch", "cronjobs", "NAME SCHEDULE TIMEZONE SUSPEND ACTIVE LAST SCHEDULE AGE", "CONTAINERS IMAGES SELECTOR"},
+		{"", "persistentvolumes", "NAME CAPACITY ACCESS MODES RECLAIM POLICY STATUS CLAIM STORAGECLASS VOLUMEATTRIBUTESCLASS REASON AGE", "VOLUMEMODE"},
+		{"", "persistentvolumeclaims", "NAME STATUS VOLUME CAPACITY ACCESS MODES STORAGECLASS VOLUMEATTRIBUTESCLASS AGE", "VOLUMEMODE"},
+		{"storage.k8s.io", "storageclasses", "NAME PROVISIONER RECLAIMPOLICY VOLUMEBINDINGMODE ALLOWVOLUMEEXPANSION AGE", ""},
 	} {
 		t.Run(tc.resource, func(t *testing.T) {
 			var normal, wide []string

@@ -131,6 +131,19 @@ func Default() *Printer {
 	return p
 }
 
+// FromTable is the printer of a resource's own Table (its
+// ResourceInfo.Table).
+func FromTable(t *api.TablePrinter) *Printer {
+	p := &Printer{}
+	for _, c := range t.Columns {
+		p.Columns = append(p.Columns, Column{Name: c.Name, Type: c.Type, Format: c.Format, Description: c.Description, Priority: c.Priority})
+	}
+	p.row = func(obj api.Object, now time.Time) Row {
+		return Row{Cells: t.Cells(obj, now)}
+	}
+	return p
+}
+
 // For returns the printer of a resource, by API group ("" for core) and
 // plural resource name; Default() for a resource without one.
 func For(group, resource string) *Printer {
@@ -157,6 +170,14 @@ func For(group, resource string) *Printer {
 		return typed(deploymentColumns(), DeploymentCells, nil)
 	case "apps/statefulsets":
 		return typed(statefulSetColumns(), StatefulSetCells, nil)
+	case "apps/replicasets":
+		return typed(replicaSetColumns(), ReplicaSetCells, nil)
+	case "/replicationcontrollers":
+		return typed(replicationControllerColumns(), ReplicationControllerCells, nil)
+	case "apps/daemonsets":
+		return typed(daemonSetColumns(), DaemonSetCells, nil)
+	case "policy/poddisruptionbudgets":
+		return typed(podDisruptionBudgetColumns(), PodDisruptionBudgetCells, nil)
 	case "discovery.k8s.io/endpointslices":
 		return typed(endpointSliceColumns(), EndpointSliceCells, nil)
 	case "coordination.k8s.io/leases":
@@ -165,6 +186,23 @@ func For(group, resource string) *Printer {
 		return typed(serviceCIDRColumns(), ServiceCIDRCells, nil)
 	case "networking.k8s.io/ipaddresses":
 		return typed(ipAddressColumns(), IPAddressCells, nil)
+	case "autoscaling/horizontalpodautoscalers":
+		return typed(hpaColumns(), HorizontalPodAutoscalerCells, nil)
+	case "batch/jobs":
+		return typed(jobColumns(), JobCells, nil)
+	case "batch/cronjobs":
+		return typed(cronJobColumns(), CronJobCells, nil)
+	// storage (rows_storage.go)
+	case "/persistentvolumes":
+		return typed(persistentVolumeColumns(), PersistentVolumeCells, nil)
+	case "/persistentvolumeclaims":
+		return typed(persistentVolumeClaimColumns(), PersistentVolumeClaimCells, nil)
+	case "storage.k8s.io/storageclasses":
+		return typed(storageClassColumns(), StorageClassCells, nil)
+	case "scheduling.k8s.io/priorityclasses": // rows_scheduling.go
+		return typed(priorityClassColumns(), PriorityClassCells, nil)
+	case "apps/controllerrevisions": // rows_revision.go
+		return typed(controllerRevisionColumns(), ControllerRevisionCells, nil)
 	}
 	return Default()
 }

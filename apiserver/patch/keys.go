@@ -31,6 +31,7 @@ type listStrategy struct {
 //	...containers[].volumeDevices            by devicePath
 //	spec.volumes, spec.imagePullSecrets      by name
 //	spec.hostAliases                         by ip
+//	spec.topologySpreadConstraints           by topologyKey
 //	spec.ports (Service)                     by port
 //	spec.podCIDRs (Node)                     set
 //	status.conditions                        by type
@@ -67,6 +68,7 @@ func buildMergeKeys() map[string]listStrategy {
 		t[pod+".volumes"] = byKey("name")
 		t[pod+".imagePullSecrets"] = byKey("name")
 		t[pod+".hostAliases"] = byKey("ip")
+		t[pod+".topologySpreadConstraints"] = byKey("topologyKey")
 		for _, list := range []string{"containers", "initContainers", "ephemeralContainers"} {
 			c := pod + "." + list
 			t[c] = byKey("name")

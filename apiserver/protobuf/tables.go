@@ -12,20 +12,34 @@ var roots = []root{
 	{apiVersion: "v1", kind: "Binding", msg: 175},
 	{apiVersion: "apps/v1", kind: "Deployment", msg: 176},
 	{apiVersion: "apps/v1", kind: "StatefulSet", msg: 183},
-	{apiVersion: "autoscaling/v1", kind: "Scale", msg: 196},
-	{apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", msg: 199},
-	{apiVersion: "networking.k8s.io/v1", kind: "ServiceCIDR", msg: 206},
-	{apiVersion: "networking.k8s.io/v1", kind: "IPAddress", msg: 209},
-	{apiVersion: "coordination.k8s.io/v1", kind: "Lease", msg: 212},
-	{apiVersion: "v1", kind: "ConfigMap", msg: 214},
-	{apiVersion: "v1", kind: "Secret", msg: 215},
-	{apiVersion: "v1", kind: "ServiceAccount", msg: 216},
-	{apiVersion: "v1", kind: "Endpoints", msg: 217},
-	{apiVersion: "", kind: "DeleteOptions", msg: 221},
-	{apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", msg: 223},
-	{apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview", msg: 227},
-	{apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", msg: 230},
-	{apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectRulesReview", msg: 238},
+	{apiVersion: "apps/v1", kind: "DaemonSet", msg: 196},
+	{apiVersion: "apps/v1", kind: "ControllerRevision", msg: 202},
+	{apiVersion: "policy/v1", kind: "PodDisruptionBudget", msg: 203},
+	{apiVersion: "policy/v1", kind: "Eviction", msg: 206},
+	{apiVersion: "policy/v1beta1", kind: "Eviction", msg: 209},
+	{apiVersion: "autoscaling/v1", kind: "Scale", msg: 210},
+	{apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler", msg: 213},
+	{apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", msg: 236},
+	{apiVersion: "networking.k8s.io/v1", kind: "ServiceCIDR", msg: 243},
+	{apiVersion: "networking.k8s.io/v1", kind: "IPAddress", msg: 246},
+	{apiVersion: "coordination.k8s.io/v1", kind: "Lease", msg: 249},
+	{apiVersion: "v1", kind: "ConfigMap", msg: 251},
+	{apiVersion: "v1", kind: "Secret", msg: 252},
+	{apiVersion: "v1", kind: "ServiceAccount", msg: 253},
+	{apiVersion: "v1", kind: "Endpoints", msg: 254},
+	{apiVersion: "apps/v1", kind: "ReplicaSet", msg: 258},
+	{apiVersion: "v1", kind: "ReplicationController", msg: 262},
+	{apiVersion: "batch/v1", kind: "Job", msg: 266},
+	{apiVersion: "batch/v1", kind: "CronJob", msg: 287},
+	{apiVersion: "v1", kind: "PersistentVolume", msg: 291},
+	{apiVersion: "v1", kind: "PersistentVolumeClaim", msg: 185},
+	{apiVersion: "storage.k8s.io/v1", kind: "StorageClass", msg: 308},
+	{apiVersion: "scheduling.k8s.io/v1", kind: "PriorityClass", msg: 311},
+	{apiVersion: "", kind: "DeleteOptions", msg: 207},
+	{apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", msg: 312},
+	{apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview", msg: 316},
+	{apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", msg: 319},
+	{apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectRulesReview", msg: 327},
 }
 
 // messages are the message types, fields sorted by number.
@@ -1303,84 +1317,291 @@ var messages = []message{
 		{num: 4, json: "reason", kind: kindString},
 		{num: 5, json: "message", kind: kindString},
 	}},
-	196: {name: "api/autoscaling/v1.Scale", fields: []field{
+	196: {name: "api/apps/v1.DaemonSet", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
 		{num: 2, json: "spec", kind: kindMessage, msg: 197},
-		{num: 3, json: "status", kind: kindMessage, msg: 198},
+		{num: 3, json: "status", kind: kindMessage, msg: 200},
 	}},
-	197: {name: "api/autoscaling/v1.ScaleSpec", fields: []field{
+	197: {name: "api/apps/v1.DaemonSetSpec", fields: []field{
+		{num: 1, json: "selector", kind: kindMessage, msg: 65, pointer: true},
+		{num: 2, json: "template", kind: kindMessage, msg: 178},
+		{num: 3, json: "updateStrategy", kind: kindMessage, msg: 198},
+		{num: 4, json: "minReadySeconds", kind: kindInt32},
+		{num: 6, json: "revisionHistoryLimit", kind: kindInt32, pointer: true},
+	}},
+	198: {name: "api/apps/v1.DaemonSetUpdateStrategy", fields: []field{
+		{num: 1, json: "type", kind: kindString},
+		{num: 2, json: "rollingUpdate", kind: kindMessage, msg: 199, pointer: true},
+	}},
+	199: {name: "api/apps/v1.RollingUpdateDaemonSet", fields: []field{
+		{num: 1, json: "maxUnavailable", kind: kindIntOrString, pointer: true},
+		{num: 2, json: "maxSurge", kind: kindIntOrString, pointer: true},
+	}},
+	200: {name: "api/apps/v1.DaemonSetStatus", fields: []field{
+		{num: 1, json: "currentNumberScheduled", kind: kindInt32},
+		{num: 2, json: "numberMisscheduled", kind: kindInt32},
+		{num: 3, json: "desiredNumberScheduled", kind: kindInt32},
+		{num: 4, json: "numberReady", kind: kindInt32},
+		{num: 5, json: "observedGeneration", kind: kindInt64},
+		{num: 6, json: "updatedNumberScheduled", kind: kindInt32},
+		{num: 7, json: "numberAvailable", kind: kindInt32},
+		{num: 8, json: "numberUnavailable", kind: kindInt32},
+		{num: 9, json: "collisionCount", kind: kindInt32, pointer: true},
+		{num: 10, json: "conditions", kind: kindMessage, msg: 201, repeated: true},
+	}},
+	201: {name: "api/apps/v1.DaemonSetCondition", fields: []field{
+		{num: 1, json: "type", kind: kindString},
+		{num: 2, json: "status", kind: kindString},
+		{num: 3, json: "lastTransitionTime", kind: kindTime},
+		{num: 4, json: "reason", kind: kindString},
+		{num: 5, json: "message", kind: kindString},
+	}},
+	202: {name: "api/apps/v1.ControllerRevision", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "data", kind: kindRawJSON},
+		{num: 3, json: "revision", kind: kindInt64},
+	}},
+	203: {name: "api/policy/v1.PodDisruptionBudget", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "spec", kind: kindMessage, msg: 204},
+		{num: 3, json: "status", kind: kindMessage, msg: 205},
+	}},
+	204: {name: "api/policy/v1.PodDisruptionBudgetSpec", fields: []field{
+		{num: 1, json: "minAvailable", kind: kindIntOrString, pointer: true},
+		{num: 2, json: "selector", kind: kindMessage, msg: 65, pointer: true},
+		{num: 3, json: "maxUnavailable", kind: kindIntOrString, pointer: true},
+		{num: 4, json: "unhealthyPodEvictionPolicy", kind: kindString, pointer: true},
+	}},
+	205: {name: "api/policy/v1.PodDisruptionBudgetStatus", fields: []field{
+		{num: 1, json: "observedGeneration", kind: kindInt64},
+		{num: 2, json: "disruptedPods", kind: kindMap, mapVal: kindTime},
+		{num: 3, json: "disruptionsAllowed", kind: kindInt32},
+		{num: 4, json: "currentHealthy", kind: kindInt32},
+		{num: 5, json: "desiredHealthy", kind: kindInt32},
+		{num: 6, json: "expectedPods", kind: kindInt32},
+		{num: 7, json: "conditions", kind: kindMessage, msg: 170, repeated: true},
+	}},
+	206: {name: "api/policy/v1.Eviction", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "deleteOptions", kind: kindMessage, msg: 207, pointer: true},
+	}},
+	207: {name: "apimachinery/pkg/apis/meta/v1.DeleteOptions", fields: []field{
+		{num: 1, json: "gracePeriodSeconds", kind: kindInt64, pointer: true},
+		{num: 2, json: "preconditions", kind: kindMessage, msg: 208, pointer: true},
+		{num: 3, json: "orphanDependents", kind: kindBool, pointer: true},
+		{num: 4, json: "propagationPolicy", kind: kindString, pointer: true},
+		{num: 5, json: "dryRun", kind: kindString, repeated: true},
+		{num: 6, json: "ignoreStoreReadErrorWithClusterBreakingPotential", kind: kindBool, pointer: true},
+	}},
+	208: {name: "apimachinery/pkg/apis/meta/v1.Preconditions", fields: []field{
+		{num: 1, json: "uid", kind: kindString, pointer: true},
+		{num: 2, json: "resourceVersion", kind: kindString, pointer: true},
+	}},
+	209: {name: "api/policy/v1beta1.Eviction", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "deleteOptions", kind: kindMessage, msg: 207, pointer: true},
+	}},
+	210: {name: "api/autoscaling/v1.Scale", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "spec", kind: kindMessage, msg: 211},
+		{num: 3, json: "status", kind: kindMessage, msg: 212},
+	}},
+	211: {name: "api/autoscaling/v1.ScaleSpec", fields: []field{
 		{num: 1, json: "replicas", kind: kindInt32},
 	}},
-	198: {name: "api/autoscaling/v1.ScaleStatus", fields: []field{
+	212: {name: "api/autoscaling/v1.ScaleStatus", fields: []field{
 		{num: 1, json: "replicas", kind: kindInt32},
 		{num: 2, json: "selector", kind: kindString},
 	}},
-	199: {name: "api/discovery/v1.EndpointSlice", fields: []field{
+	213: {name: "api/autoscaling/v2.HorizontalPodAutoscaler", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "endpoints", kind: kindMessage, msg: 200, repeated: true},
-		{num: 3, json: "ports", kind: kindMessage, msg: 205, repeated: true},
+		{num: 2, json: "spec", kind: kindMessage, msg: 214},
+		{num: 3, json: "status", kind: kindMessage, msg: 227},
+	}},
+	214: {name: "api/autoscaling/v2.HorizontalPodAutoscalerSpec", fields: []field{
+		{num: 1, json: "scaleTargetRef", kind: kindMessage, msg: 215},
+		{num: 2, json: "minReplicas", kind: kindInt32, pointer: true},
+		{num: 3, json: "maxReplicas", kind: kindInt32},
+		{num: 4, json: "metrics", kind: kindMessage, msg: 216, repeated: true},
+		{num: 5, json: "behavior", kind: kindMessage, msg: 224, pointer: true},
+	}},
+	215: {name: "api/autoscaling/v2.CrossVersionObjectReference", fields: []field{
+		{num: 1, json: "kind", kind: kindString},
+		{num: 2, json: "name", kind: kindString},
+		{num: 3, json: "apiVersion", kind: kindString},
+	}},
+	216: {name: "api/autoscaling/v2.MetricSpec", fields: []field{
+		{num: 1, json: "type", kind: kindString},
+		{num: 2, json: "object", kind: kindMessage, msg: 217, pointer: true},
+		{num: 3, json: "pods", kind: kindMessage, msg: 220, pointer: true},
+		{num: 4, json: "resource", kind: kindMessage, msg: 221, pointer: true},
+		{num: 5, json: "external", kind: kindMessage, msg: 223, pointer: true},
+		{num: 7, json: "containerResource", kind: kindMessage, msg: 222, pointer: true},
+	}},
+	217: {name: "api/autoscaling/v2.ObjectMetricSource", fields: []field{
+		{num: 1, json: "describedObject", kind: kindMessage, msg: 215},
+		{num: 2, json: "target", kind: kindMessage, msg: 218},
+		{num: 3, json: "metric", kind: kindMessage, msg: 219},
+	}},
+	218: {name: "api/autoscaling/v2.MetricTarget", fields: []field{
+		{num: 1, json: "type", kind: kindString},
+		{num: 2, json: "value", kind: kindQuantity, pointer: true},
+		{num: 3, json: "averageValue", kind: kindQuantity, pointer: true},
+		{num: 4, json: "averageUtilization", kind: kindInt32, pointer: true},
+	}},
+	219: {name: "api/autoscaling/v2.MetricIdentifier", fields: []field{
+		{num: 1, json: "name", kind: kindString},
+		{num: 2, json: "selector", kind: kindMessage, msg: 65, pointer: true},
+	}},
+	220: {name: "api/autoscaling/v2.PodsMetricSource", fields: []field{
+		{num: 1, json: "metric", kind: kindMessage, msg: 219},
+		{num: 2, json: "target", kind: kindMessage, msg: 218},
+	}},
+	221: {name: "api/autoscaling/v2.ResourceMetricSource", fields: []field{
+		{num: 1, json: "name", kind: kindString},
+		{num: 2, json: "target", kind: kindMessage, msg: 218},
+	}},
+	222: {name: "api/autoscaling/v2.ContainerResourceMetricSource", fields: []field{
+		{num: 1, json: "name", kind: kindString},
+		{num: 2, json: "target", kind: kindMessage, msg: 218},
+		{num: 3, json: "container", kind: kindString},
+	}},
+	223: {name: "api/autoscaling/v2.ExternalMetricSource", fields: []field{
+		{num: 1, json: "metric", kind: kindMessage, msg: 219},
+		{num: 2, json: "target", kind: kindMessage, msg: 218},
+	}},
+	224: {name: "api/autoscaling/v2.HorizontalPodAutoscalerBehavior", fields: []field{
+		{num: 1, json: "scaleUp", kind: kindMessage, msg: 225, pointer: true},
+		{num: 2, json: "scaleDown", kind: kindMessage, msg: 225, pointer: true},
+	}},
+	225: {name: "api/autoscaling/v2.HPAScalingRules", fields: []field{
+		{num: 1, json: "selectPolicy", kind: kindString, pointer: true},
+		{num: 2, json: "policies", kind: kindMessage, msg: 226, repeated: true},
+		{num: 3, json: "stabilizationWindowSeconds", kind: kindInt32, pointer: true},
+		{num: 4, json: "tolerance", kind: kindQuantity, pointer: true},
+	}},
+	226: {name: "api/autoscaling/v2.HPAScalingPolicy", fields: []field{
+		{num: 1, json: "type", kind: kindString},
+		{num: 2, json: "value", kind: kindInt32},
+		{num: 3, json: "periodSeconds", kind: kindInt32},
+	}},
+	227: {name: "api/autoscaling/v2.HorizontalPodAutoscalerStatus", fields: []field{
+		{num: 1, json: "observedGeneration", kind: kindInt64, pointer: true},
+		{num: 2, json: "lastScaleTime", kind: kindTime, pointer: true},
+		{num: 3, json: "currentReplicas", kind: kindInt32},
+		{num: 4, json: "desiredReplicas", kind: kindInt32},
+		{num: 5, json: "currentMetrics", kind: kindMessage, msg: 228, repeated: true},
+		{num: 6, json: "conditions", kind: kindMessage, msg: 235, repeated: true},
+	}},
+	228: {name: "api/autoscaling/v2.MetricStatus", fields: []field{
+		{num: 1, json: "type", kind: kindString},
+		{num: 2, json: "object", kind: kindMessage, msg: 229, pointer: true},
+		{num: 3, json: "pods", kind: kindMessage, msg: 231, pointer: true},
+		{num: 4, json: "resource", kind: kindMessage, msg: 232, pointer: true},
+		{num: 5, json: "external", kind: kindMessage, msg: 234, pointer: true},
+		{num: 7, json: "containerResource", kind: kindMessage, msg: 233, pointer: true},
+	}},
+	229: {name: "api/autoscaling/v2.ObjectMetricStatus", fields: []field{
+		{num: 1, json: "metric", kind: kindMessage, msg: 219},
+		{num: 2, json: "current", kind: kindMessage, msg: 230},
+		{num: 3, json: "describedObject", kind: kindMessage, msg: 215},
+	}},
+	230: {name: "api/autoscaling/v2.MetricValueStatus", fields: []field{
+		{num: 1, json: "value", kind: kindQuantity, pointer: true},
+		{num: 2, json: "averageValue", kind: kindQuantity, pointer: true},
+		{num: 3, json: "averageUtilization", kind: kindInt32, pointer: true},
+	}},
+	231: {name: "api/autoscaling/v2.PodsMetricStatus", fields: []field{
+		{num: 1, json: "metric", kind: kindMessage, msg: 219},
+		{num: 2, json: "current", kind: kindMessage, msg: 230},
+	}},
+	232: {name: "api/autoscaling/v2.ResourceMetricStatus", fields: []field{
+		{num: 1, json: "name", kind: kindString},
+		{num: 2, json: "current", kind: kindMessage, msg: 230},
+	}},
+	233: {name: "api/autoscaling/v2.ContainerResourceMetricStatus", fields: []field{
+		{num: 1, json: "name", kind: kindString},
+		{num: 2, json: "current", kind: kindMessage, msg: 230},
+		{num: 3, json: "container", kind: kindString},
+	}},
+	234: {name: "api/autoscaling/v2.ExternalMetricStatus", fields: []field{
+		{num: 1, json: "metric", kind: kindMessage, msg: 219},
+		{num: 2, json: "current", kind: kindMessage, msg: 230},
+	}},
+	235: {name: "api/autoscaling/v2.HorizontalPodAutoscalerCondition", fields: []field{
+		{num: 1, json: "type", kind: kindString},
+		{num: 2, json: "status", kind: kindString},
+		{num: 3, json: "lastTransitionTime", kind: kindTime},
+		{num: 4, json: "reason", kind: kindString},
+		{num: 5, json: "message", kind: kindString},
+		{num: 6, json: "observedGeneration", kind: kindInt64, pointer: true},
+	}},
+	236: {name: "api/discovery/v1.EndpointSlice", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "endpoints", kind: kindMessage, msg: 237, repeated: true},
+		{num: 3, json: "ports", kind: kindMessage, msg: 242, repeated: true},
 		{num: 4, json: "addressType", kind: kindString},
 	}},
-	200: {name: "api/discovery/v1.Endpoint", fields: []field{
+	237: {name: "api/discovery/v1.Endpoint", fields: []field{
 		{num: 1, json: "addresses", kind: kindString, repeated: true},
-		{num: 2, json: "conditions", kind: kindMessage, msg: 201},
+		{num: 2, json: "conditions", kind: kindMessage, msg: 238},
 		{num: 3, json: "hostname", kind: kindString, pointer: true},
 		{num: 4, json: "targetRef", kind: kindMessage, msg: 172, pointer: true},
 		{num: 5, json: "deprecatedTopology", kind: kindMap, mapVal: kindString},
 		{num: 6, json: "nodeName", kind: kindString, pointer: true},
 		{num: 7, json: "zone", kind: kindString, pointer: true},
-		{num: 8, json: "hints", kind: kindMessage, msg: 202, pointer: true},
+		{num: 8, json: "hints", kind: kindMessage, msg: 239, pointer: true},
 	}},
-	201: {name: "api/discovery/v1.EndpointConditions", fields: []field{
+	238: {name: "api/discovery/v1.EndpointConditions", fields: []field{
 		{num: 1, json: "ready", kind: kindBool, pointer: true},
 		{num: 2, json: "serving", kind: kindBool, pointer: true},
 		{num: 3, json: "terminating", kind: kindBool, pointer: true},
 	}},
-	202: {name: "api/discovery/v1.EndpointHints", fields: []field{
-		{num: 1, json: "forZones", kind: kindMessage, msg: 203, repeated: true},
-		{num: 2, json: "forNodes", kind: kindMessage, msg: 204, repeated: true},
+	239: {name: "api/discovery/v1.EndpointHints", fields: []field{
+		{num: 1, json: "forZones", kind: kindMessage, msg: 240, repeated: true},
+		{num: 2, json: "forNodes", kind: kindMessage, msg: 241, repeated: true},
 	}},
-	203: {name: "api/discovery/v1.ForZone", fields: []field{
+	240: {name: "api/discovery/v1.ForZone", fields: []field{
 		{num: 1, json: "name", kind: kindString},
 	}},
-	204: {name: "api/discovery/v1.ForNode", fields: []field{
+	241: {name: "api/discovery/v1.ForNode", fields: []field{
 		{num: 1, json: "name", kind: kindString},
 	}},
-	205: {name: "api/discovery/v1.EndpointPort", fields: []field{
+	242: {name: "api/discovery/v1.EndpointPort", fields: []field{
 		{num: 1, json: "name", kind: kindString, pointer: true},
 		{num: 2, json: "protocol", kind: kindString, pointer: true},
 		{num: 3, json: "port", kind: kindInt32, pointer: true},
 		{num: 4, json: "appProtocol", kind: kindString, pointer: true},
 	}},
-	206: {name: "api/networking/v1.ServiceCIDR", fields: []field{
+	243: {name: "api/networking/v1.ServiceCIDR", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "spec", kind: kindMessage, msg: 207},
-		{num: 3, json: "status", kind: kindMessage, msg: 208},
+		{num: 2, json: "spec", kind: kindMessage, msg: 244},
+		{num: 3, json: "status", kind: kindMessage, msg: 245},
 	}},
-	207: {name: "api/networking/v1.ServiceCIDRSpec", fields: []field{
+	244: {name: "api/networking/v1.ServiceCIDRSpec", fields: []field{
 		{num: 1, json: "cidrs", kind: kindString, repeated: true},
 	}},
-	208: {name: "api/networking/v1.ServiceCIDRStatus", fields: []field{
+	245: {name: "api/networking/v1.ServiceCIDRStatus", fields: []field{
 		{num: 1, json: "conditions", kind: kindMessage, msg: 170, repeated: true},
 	}},
-	209: {name: "api/networking/v1.IPAddress", fields: []field{
+	246: {name: "api/networking/v1.IPAddress", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "spec", kind: kindMessage, msg: 210},
+		{num: 2, json: "spec", kind: kindMessage, msg: 247},
 	}},
-	210: {name: "api/networking/v1.IPAddressSpec", fields: []field{
-		{num: 1, json: "parentRef", kind: kindMessage, msg: 211, pointer: true},
+	247: {name: "api/networking/v1.IPAddressSpec", fields: []field{
+		{num: 1, json: "parentRef", kind: kindMessage, msg: 248, pointer: true},
 	}},
-	211: {name: "api/networking/v1.ParentReference", fields: []field{
+	248: {name: "api/networking/v1.ParentReference", fields: []field{
 		{num: 1, json: "group", kind: kindString},
 		{num: 2, json: "resource", kind: kindString},
 		{num: 3, json: "namespace", kind: kindString},
 		{num: 4, json: "name", kind: kindString},
 	}},
-	212: {name: "api/coordination/v1.Lease", fields: []field{
+	249: {name: "api/coordination/v1.Lease", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "spec", kind: kindMessage, msg: 213},
+		{num: 2, json: "spec", kind: kindMessage, msg: 250},
 	}},
-	213: {name: "api/coordination/v1.LeaseSpec", fields: []field{
+	250: {name: "api/coordination/v1.LeaseSpec", fields: []field{
 		{num: 1, json: "holderIdentity", kind: kindString, pointer: true},
 		{num: 2, json: "leaseDurationSeconds", kind: kindInt32, pointer: true},
 		{num: 3, json: "acquireTime", kind: kindMicroTime, pointer: true},
@@ -1389,102 +1610,440 @@ var messages = []message{
 		{num: 6, json: "strategy", kind: kindString, pointer: true},
 		{num: 7, json: "preferredHolder", kind: kindString, pointer: true},
 	}},
-	214: {name: "api/core/v1.ConfigMap", fields: []field{
+	251: {name: "api/core/v1.ConfigMap", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
 		{num: 2, json: "data", kind: kindMap, mapVal: kindString},
 		{num: 3, json: "binaryData", kind: kindMap, mapVal: kindBytes},
 		{num: 4, json: "immutable", kind: kindBool, pointer: true},
 	}},
-	215: {name: "api/core/v1.Secret", fields: []field{
+	252: {name: "api/core/v1.Secret", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
 		{num: 2, json: "data", kind: kindMap, mapVal: kindBytes},
 		{num: 3, json: "type", kind: kindString},
 		{num: 4, json: "stringData", kind: kindMap, mapVal: kindString},
 		{num: 5, json: "immutable", kind: kindBool, pointer: true},
 	}},
-	216: {name: "api/core/v1.ServiceAccount", fields: []field{
+	253: {name: "api/core/v1.ServiceAccount", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
 		{num: 2, json: "secrets", kind: kindMessage, msg: 172, repeated: true},
 		{num: 3, json: "imagePullSecrets", kind: kindMessage, msg: 39, repeated: true},
 		{num: 4, json: "automountServiceAccountToken", kind: kindBool, pointer: true},
 	}},
-	217: {name: "api/core/v1.Endpoints", fields: []field{
+	254: {name: "api/core/v1.Endpoints", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "subsets", kind: kindMessage, msg: 218, repeated: true},
+		{num: 2, json: "subsets", kind: kindMessage, msg: 255, repeated: true},
 	}},
-	218: {name: "api/core/v1.EndpointSubset", fields: []field{
-		{num: 1, json: "addresses", kind: kindMessage, msg: 219, repeated: true},
-		{num: 2, json: "notReadyAddresses", kind: kindMessage, msg: 219, repeated: true},
-		{num: 3, json: "ports", kind: kindMessage, msg: 220, repeated: true},
+	255: {name: "api/core/v1.EndpointSubset", fields: []field{
+		{num: 1, json: "addresses", kind: kindMessage, msg: 256, repeated: true},
+		{num: 2, json: "notReadyAddresses", kind: kindMessage, msg: 256, repeated: true},
+		{num: 3, json: "ports", kind: kindMessage, msg: 257, repeated: true},
 	}},
-	219: {name: "api/core/v1.EndpointAddress", fields: []field{
+	256: {name: "api/core/v1.EndpointAddress", fields: []field{
 		{num: 1, json: "ip", kind: kindString},
 		{num: 2, json: "targetRef", kind: kindMessage, msg: 172, pointer: true},
 		{num: 3, json: "hostname", kind: kindString},
 		{num: 4, json: "nodeName", kind: kindString, pointer: true},
 	}},
-	220: {name: "api/core/v1.EndpointPort", fields: []field{
+	257: {name: "api/core/v1.EndpointPort", fields: []field{
 		{num: 1, json: "name", kind: kindString},
 		{num: 2, json: "port", kind: kindInt32},
 		{num: 3, json: "protocol", kind: kindString},
 		{num: 4, json: "appProtocol", kind: kindString, pointer: true},
 	}},
-	221: {name: "apimachinery/pkg/apis/meta/v1.DeleteOptions", fields: []field{
-		{num: 1, json: "gracePeriodSeconds", kind: kindInt64, pointer: true},
-		{num: 2, json: "preconditions", kind: kindMessage, msg: 222, pointer: true},
-		{num: 3, json: "orphanDependents", kind: kindBool, pointer: true},
-		{num: 4, json: "propagationPolicy", kind: kindString, pointer: true},
-		{num: 5, json: "dryRun", kind: kindString, repeated: true},
-		{num: 6, json: "ignoreStoreReadErrorWithClusterBreakingPotential", kind: kindBool, pointer: true},
-	}},
-	222: {name: "apimachinery/pkg/apis/meta/v1.Preconditions", fields: []field{
-		{num: 1, json: "uid", kind: kindString, pointer: true},
-		{num: 2, json: "resourceVersion", kind: kindString, pointer: true},
-	}},
-	223: {name: "api/authentication/v1.TokenRequest", fields: []field{
+	258: {name: "api/apps/v1.ReplicaSet", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "spec", kind: kindMessage, msg: 224},
-		{num: 3, json: "status", kind: kindMessage, msg: 226},
+		{num: 2, json: "spec", kind: kindMessage, msg: 259},
+		{num: 3, json: "status", kind: kindMessage, msg: 260},
 	}},
-	224: {name: "api/authentication/v1.TokenRequestSpec", fields: []field{
+	259: {name: "api/apps/v1.ReplicaSetSpec", fields: []field{
+		{num: 1, json: "replicas", kind: kindInt32, pointer: true},
+		{num: 2, json: "selector", kind: kindMessage, msg: 65, pointer: true},
+		{num: 3, json: "template", kind: kindMessage, msg: 178},
+		{num: 4, json: "minReadySeconds", kind: kindInt32},
+	}},
+	260: {name: "api/apps/v1.ReplicaSetStatus", fields: []field{
+		{num: 1, json: "replicas", kind: kindInt32},
+		{num: 2, json: "fullyLabeledReplicas", kind: kindInt32},
+		{num: 3, json: "observedGeneration", kind: kindInt64},
+		{num: 4, json: "readyReplicas", kind: kindInt32},
+		{num: 5, json: "availableReplicas", kind: kindInt32},
+		{num: 6, json: "conditions", kind: kindMessage, msg: 261, repeated: true},
+		{num: 7, json: "terminatingReplicas", kind: kindInt32, pointer: true},
+	}},
+	261: {name: "api/apps/v1.ReplicaSetCondition", fields: []field{
+		{num: 1, json: "type", kind: kindString},
+		{num: 2, json: "status", kind: kindString},
+		{num: 3, json: "lastTransitionTime", kind: kindTime},
+		{num: 4, json: "reason", kind: kindString},
+		{num: 5, json: "message", kind: kindString},
+	}},
+	262: {name: "api/core/v1.ReplicationController", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "spec", kind: kindMessage, msg: 263},
+		{num: 3, json: "status", kind: kindMessage, msg: 264},
+	}},
+	263: {name: "api/core/v1.ReplicationControllerSpec", fields: []field{
+		{num: 1, json: "replicas", kind: kindInt32, pointer: true},
+		{num: 2, json: "selector", kind: kindMap, mapVal: kindString},
+		{num: 3, json: "template", kind: kindMessage, msg: 178, pointer: true},
+		{num: 4, json: "minReadySeconds", kind: kindInt32},
+	}},
+	264: {name: "api/core/v1.ReplicationControllerStatus", fields: []field{
+		{num: 1, json: "replicas", kind: kindInt32},
+		{num: 2, json: "fullyLabeledReplicas", kind: kindInt32},
+		{num: 3, json: "observedGeneration", kind: kindInt64},
+		{num: 4, json: "readyReplicas", kind: kindInt32},
+		{num: 5, json: "availableReplicas", kind: kindInt32},
+		{num: 6, json: "conditions", kind: kindMessage, msg: 265, repeated: true},
+	}},
+	265: {name: "api/core/v1.ReplicationControllerCondition", fields: []field{
+		{num: 1, json: "type", kind: kindString},
+		{num: 2, json: "status", kind: kindString},
+		{num: 3, json: "lastTransitionTime", kind: kindTime},
+		{num: 4, json: "reason", kind: kindString},
+		{num: 5, json: "message", kind: kindString},
+	}},
+	266: {name: "api/batch/v1.Job", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "spec", kind: kindMessage, msg: 267},
+		{num: 3, json: "status", kind: kindMessage, msg: 284},
+	}},
+	267: {name: "api/batch/v1.JobSpec", fields: []field{
+		{num: 1, json: "parallelism", kind: kindInt32, pointer: true},
+		{num: 2, json: "completions", kind: kindInt32, pointer: true},
+		{num: 3, json: "activeDeadlineSeconds", kind: kindInt64, pointer: true},
+		{num: 4, json: "selector", kind: kindMessage, msg: 65, pointer: true},
+		{num: 5, json: "manualSelector", kind: kindBool, pointer: true},
+		{num: 6, json: "template", kind: kindMessage, msg: 178},
+		{num: 7, json: "backoffLimit", kind: kindInt32, pointer: true},
+		{num: 8, json: "ttlSecondsAfterFinished", kind: kindInt32, pointer: true},
+		{num: 9, json: "completionMode", kind: kindString, pointer: true},
+		{num: 10, json: "suspend", kind: kindBool, pointer: true},
+		{num: 11, json: "podFailurePolicy", kind: kindMessage, msg: 268, pointer: true},
+		{num: 12, json: "backoffLimitPerIndex", kind: kindInt32, pointer: true},
+		{num: 13, json: "maxFailedIndexes", kind: kindInt32, pointer: true},
+		{num: 14, json: "podReplacementPolicy", kind: kindString, pointer: true},
+		{num: 15, json: "managedBy", kind: kindString, pointer: true},
+		{num: 16, json: "successPolicy", kind: kindMessage, msg: 272, pointer: true},
+		{num: 17, json: "scheduling", kind: kindMessage, msg: 274, pointer: true},
+	}},
+	268: {name: "api/batch/v1.PodFailurePolicy", fields: []field{
+		{num: 1, json: "rules", kind: kindMessage, msg: 269, repeated: true},
+	}},
+	269: {name: "api/batch/v1.PodFailurePolicyRule", fields: []field{
+		{num: 1, json: "action", kind: kindString},
+		{num: 2, json: "onExitCodes", kind: kindMessage, msg: 270, pointer: true},
+		{num: 3, json: "onPodConditions", kind: kindMessage, msg: 271, repeated: true},
+	}},
+	270: {name: "api/batch/v1.PodFailurePolicyOnExitCodesRequirement", fields: []field{
+		{num: 1, json: "containerName", kind: kindString, pointer: true},
+		{num: 2, json: "operator", kind: kindString},
+		{num: 3, json: "values", kind: kindInt32, repeated: true},
+	}},
+	271: {name: "api/batch/v1.PodFailurePolicyOnPodConditionsPattern", fields: []field{
+		{num: 1, json: "type", kind: kindString},
+		{num: 2, json: "status", kind: kindString},
+	}},
+	272: {name: "api/batch/v1.SuccessPolicy", fields: []field{
+		{num: 1, json: "rules", kind: kindMessage, msg: 273, repeated: true},
+	}},
+	273: {name: "api/batch/v1.SuccessPolicyRule", fields: []field{
+		{num: 1, json: "succeededIndexes", kind: kindString, pointer: true},
+		{num: 2, json: "succeededCount", kind: kindInt32, pointer: true},
+	}},
+	274: {name: "api/batch/v1.JobSchedulingConfiguration", fields: []field{
+		{num: 1, json: "schedulingPolicy", kind: kindMessage, msg: 275, pointer: true},
+		{num: 2, json: "schedulingConstraints", kind: kindMessage, msg: 278, pointer: true},
+		{num: 3, json: "disruptionMode", kind: kindMessage, msg: 280, pointer: true},
+		{num: 4, json: "resourceClaims", kind: kindMessage, msg: 283, repeated: true},
+	}},
+	275: {name: "api/scheduling/v1alpha3.WorkloadPodGroupSchedulingPolicy", fields: []field{
+		{num: 1, json: "basic", kind: kindMessage, msg: 276, pointer: true},
+		{num: 2, json: "gang", kind: kindMessage, msg: 277, pointer: true},
+	}},
+	276: {name: "api/scheduling/v1alpha3.WorkloadPodGroupBasicSchedulingPolicy", fields: []field{}},
+	277: {name: "api/scheduling/v1alpha3.WorkloadPodGroupGangSchedulingPolicy", fields: []field{
+		{num: 1, json: "minCount", kind: kindInt32, pointer: true},
+	}},
+	278: {name: "api/scheduling/v1alpha3.WorkloadPodGroupSchedulingConstraints", fields: []field{
+		{num: 1, json: "topology", kind: kindMessage, msg: 279, repeated: true},
+	}},
+	279: {name: "api/scheduling/v1alpha3.TopologyConstraint", fields: []field{
+		{num: 1, json: "key", kind: kindString},
+	}},
+	280: {name: "api/scheduling/v1alpha3.WorkloadPodGroupDisruptionMode", fields: []field{
+		{num: 1, json: "single", kind: kindMessage, msg: 281, pointer: true},
+		{num: 2, json: "all", kind: kindMessage, msg: 282, pointer: true},
+	}},
+	281: {name: "api/scheduling/v1alpha3.WorkloadPodGroupSingleDisruptionMode", fields: []field{}},
+	282: {name: "api/scheduling/v1alpha3.WorkloadPodGroupAllDisruptionMode", fields: []field{}},
+	283: {name: "api/scheduling/v1alpha3.WorkloadPodGroupResourceClaim", fields: []field{
+		{num: 1, json: "name", kind: kindString},
+		{num: 2, json: "resourceClaimName", kind: kindString, pointer: true},
+		{num: 3, json: "resourceClaimTemplateName", kind: kindString, pointer: true},
+	}},
+	284: {name: "api/batch/v1.JobStatus", fields: []field{
+		{num: 1, json: "conditions", kind: kindMessage, msg: 285, repeated: true},
+		{num: 2, json: "startTime", kind: kindTime, pointer: true},
+		{num: 3, json: "completionTime", kind: kindTime, pointer: true},
+		{num: 4, json: "active", kind: kindInt32},
+		{num: 5, json: "succeeded", kind: kindInt32},
+		{num: 6, json: "failed", kind: kindInt32},
+		{num: 7, json: "completedIndexes", kind: kindString},
+		{num: 8, json: "uncountedTerminatedPods", kind: kindMessage, msg: 286, pointer: true},
+		{num: 9, json: "ready", kind: kindInt32, pointer: true},
+		{num: 10, json: "failedIndexes", kind: kindString, pointer: true},
+		{num: 11, json: "terminating", kind: kindInt32, pointer: true},
+	}},
+	285: {name: "api/batch/v1.JobCondition", fields: []field{
+		{num: 1, json: "type", kind: kindString},
+		{num: 2, json: "status", kind: kindString},
+		{num: 3, json: "lastProbeTime", kind: kindTime},
+		{num: 4, json: "lastTransitionTime", kind: kindTime},
+		{num: 5, json: "reason", kind: kindString},
+		{num: 6, json: "message", kind: kindString},
+	}},
+	286: {name: "api/batch/v1.UncountedTerminatedPods", fields: []field{
+		{num: 1, json: "succeeded", kind: kindString, repeated: true},
+		{num: 2, json: "failed", kind: kindString, repeated: true},
+	}},
+	287: {name: "api/batch/v1.CronJob", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "spec", kind: kindMessage, msg: 288},
+		{num: 3, json: "status", kind: kindMessage, msg: 290},
+	}},
+	288: {name: "api/batch/v1.CronJobSpec", fields: []field{
+		{num: 1, json: "schedule", kind: kindString},
+		{num: 2, json: "startingDeadlineSeconds", kind: kindInt64, pointer: true},
+		{num: 3, json: "concurrencyPolicy", kind: kindString},
+		{num: 4, json: "suspend", kind: kindBool, pointer: true},
+		{num: 5, json: "jobTemplate", kind: kindMessage, msg: 289},
+		{num: 6, json: "successfulJobsHistoryLimit", kind: kindInt32, pointer: true},
+		{num: 7, json: "failedJobsHistoryLimit", kind: kindInt32, pointer: true},
+		{num: 8, json: "timeZone", kind: kindString, pointer: true},
+	}},
+	289: {name: "api/batch/v1.JobTemplateSpec", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "spec", kind: kindMessage, msg: 267},
+	}},
+	290: {name: "api/batch/v1.CronJobStatus", fields: []field{
+		{num: 1, json: "active", kind: kindMessage, msg: 172, repeated: true},
+		{num: 4, json: "lastScheduleTime", kind: kindTime, pointer: true},
+		{num: 5, json: "lastSuccessfulTime", kind: kindTime, pointer: true},
+	}},
+	291: {name: "api/core/v1.PersistentVolume", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "spec", kind: kindMessage, msg: 292},
+		{num: 3, json: "status", kind: kindMessage, msg: 307},
+	}},
+	292: {name: "api/core/v1.PersistentVolumeSpec", fields: []field{
+		{num: 1, json: "capacity", kind: kindMap, mapVal: kindQuantity},
+		{num: 2, json: "", kind: kindMessage, msg: 293, inline: true},
+		{num: 3, json: "accessModes", kind: kindString, repeated: true},
+		{num: 4, json: "claimRef", kind: kindMessage, msg: 172, pointer: true},
+		{num: 5, json: "persistentVolumeReclaimPolicy", kind: kindString},
+		{num: 6, json: "storageClassName", kind: kindString},
+		{num: 7, json: "mountOptions", kind: kindString, repeated: true},
+		{num: 8, json: "volumeMode", kind: kindString, pointer: true},
+		{num: 9, json: "nodeAffinity", kind: kindMessage, msg: 306, pointer: true},
+		{num: 10, json: "volumeAttributesClassName", kind: kindString, pointer: true},
+	}},
+	293: {name: "api/core/v1.PersistentVolumeSource", fields: []field{
+		{num: 1, json: "gcePersistentDisk", kind: kindMessage, msg: 32, pointer: true},
+		{num: 2, json: "awsElasticBlockStore", kind: kindMessage, msg: 33, pointer: true},
+		{num: 3, json: "hostPath", kind: kindMessage, msg: 30, pointer: true},
+		{num: 4, json: "glusterfs", kind: kindMessage, msg: 294, pointer: true},
+		{num: 5, json: "nfs", kind: kindMessage, msg: 37, pointer: true},
+		{num: 6, json: "rbd", kind: kindMessage, msg: 295, pointer: true},
+		{num: 7, json: "iscsi", kind: kindMessage, msg: 297, pointer: true},
+		{num: 8, json: "cinder", kind: kindMessage, msg: 298, pointer: true},
+		{num: 9, json: "cephfs", kind: kindMessage, msg: 299, pointer: true},
+		{num: 10, json: "fc", kind: kindMessage, msg: 51, pointer: true},
+		{num: 11, json: "flocker", kind: kindMessage, msg: 46, pointer: true},
+		{num: 12, json: "flexVolume", kind: kindMessage, msg: 300, pointer: true},
+		{num: 13, json: "azureFile", kind: kindMessage, msg: 301, pointer: true},
+		{num: 14, json: "vsphereVolume", kind: kindMessage, msg: 54, pointer: true},
+		{num: 15, json: "quobyte", kind: kindMessage, msg: 55, pointer: true},
+		{num: 16, json: "azureDisk", kind: kindMessage, msg: 56, pointer: true},
+		{num: 17, json: "photonPersistentDisk", kind: kindMessage, msg: 57, pointer: true},
+		{num: 18, json: "portworxVolume", kind: kindMessage, msg: 68, pointer: true},
+		{num: 19, json: "scaleIO", kind: kindMessage, msg: 302, pointer: true},
+		{num: 20, json: "local", kind: kindMessage, msg: 303, pointer: true},
+		{num: 21, json: "storageos", kind: kindMessage, msg: 304, pointer: true},
+		{num: 22, json: "csi", kind: kindMessage, msg: 305, pointer: true},
+	}},
+	294: {name: "api/core/v1.GlusterfsPersistentVolumeSource", fields: []field{
+		{num: 1, json: "endpoints", kind: kindString},
+		{num: 2, json: "path", kind: kindString},
+		{num: 3, json: "readOnly", kind: kindBool},
+		{num: 4, json: "endpointsNamespace", kind: kindString, pointer: true},
+	}},
+	295: {name: "api/core/v1.RBDPersistentVolumeSource", fields: []field{
+		{num: 1, json: "monitors", kind: kindString, repeated: true},
+		{num: 2, json: "image", kind: kindString},
+		{num: 3, json: "fsType", kind: kindString},
+		{num: 4, json: "pool", kind: kindString},
+		{num: 5, json: "user", kind: kindString},
+		{num: 6, json: "keyring", kind: kindString},
+		{num: 7, json: "secretRef", kind: kindMessage, msg: 296, pointer: true},
+		{num: 8, json: "readOnly", kind: kindBool},
+	}},
+	296: {name: "api/core/v1.SecretReference", fields: []field{
+		{num: 1, json: "name", kind: kindString},
+		{num: 2, json: "namespace", kind: kindString},
+	}},
+	297: {name: "api/core/v1.ISCSIPersistentVolumeSource", fields: []field{
+		{num: 1, json: "targetPortal", kind: kindString},
+		{num: 2, json: "iqn", kind: kindString},
+		{num: 3, json: "lun", kind: kindInt32},
+		{num: 4, json: "iscsiInterface", kind: kindString},
+		{num: 5, json: "fsType", kind: kindString},
+		{num: 6, json: "readOnly", kind: kindBool},
+		{num: 7, json: "portals", kind: kindString, repeated: true},
+		{num: 8, json: "chapAuthDiscovery", kind: kindBool},
+		{num: 10, json: "secretRef", kind: kindMessage, msg: 296, pointer: true},
+		{num: 11, json: "chapAuthSession", kind: kindBool},
+		{num: 12, json: "initiatorName", kind: kindString, pointer: true},
+	}},
+	298: {name: "api/core/v1.CinderPersistentVolumeSource", fields: []field{
+		{num: 1, json: "volumeID", kind: kindString},
+		{num: 2, json: "fsType", kind: kindString},
+		{num: 3, json: "readOnly", kind: kindBool},
+		{num: 4, json: "secretRef", kind: kindMessage, msg: 296, pointer: true},
+	}},
+	299: {name: "api/core/v1.CephFSPersistentVolumeSource", fields: []field{
+		{num: 1, json: "monitors", kind: kindString, repeated: true},
+		{num: 2, json: "path", kind: kindString},
+		{num: 3, json: "user", kind: kindString},
+		{num: 4, json: "secretFile", kind: kindString},
+		{num: 5, json: "secretRef", kind: kindMessage, msg: 296, pointer: true},
+		{num: 6, json: "readOnly", kind: kindBool},
+	}},
+	300: {name: "api/core/v1.FlexPersistentVolumeSource", fields: []field{
+		{num: 1, json: "driver", kind: kindString},
+		{num: 2, json: "fsType", kind: kindString},
+		{num: 3, json: "secretRef", kind: kindMessage, msg: 296, pointer: true},
+		{num: 4, json: "readOnly", kind: kindBool},
+		{num: 5, json: "options", kind: kindMap, mapVal: kindString},
+	}},
+	301: {name: "api/core/v1.AzureFilePersistentVolumeSource", fields: []field{
+		{num: 1, json: "secretName", kind: kindString},
+		{num: 2, json: "shareName", kind: kindString},
+		{num: 3, json: "readOnly", kind: kindBool},
+		{num: 4, json: "secretNamespace", kind: kindString, pointer: true},
+	}},
+	302: {name: "api/core/v1.ScaleIOPersistentVolumeSource", fields: []field{
+		{num: 1, json: "gateway", kind: kindString},
+		{num: 2, json: "system", kind: kindString},
+		{num: 3, json: "secretRef", kind: kindMessage, msg: 296, pointer: true},
+		{num: 4, json: "sslEnabled", kind: kindBool},
+		{num: 5, json: "protectionDomain", kind: kindString},
+		{num: 6, json: "storagePool", kind: kindString},
+		{num: 7, json: "storageMode", kind: kindString},
+		{num: 8, json: "volumeName", kind: kindString},
+		{num: 9, json: "fsType", kind: kindString},
+		{num: 10, json: "readOnly", kind: kindBool},
+	}},
+	303: {name: "api/core/v1.LocalVolumeSource", fields: []field{
+		{num: 1, json: "path", kind: kindString},
+		{num: 2, json: "fsType", kind: kindString, pointer: true},
+	}},
+	304: {name: "api/core/v1.StorageOSPersistentVolumeSource", fields: []field{
+		{num: 1, json: "volumeName", kind: kindString},
+		{num: 2, json: "volumeNamespace", kind: kindString},
+		{num: 3, json: "fsType", kind: kindString},
+		{num: 4, json: "readOnly", kind: kindBool},
+		{num: 5, json: "secretRef", kind: kindMessage, msg: 172, pointer: true},
+	}},
+	305: {name: "api/core/v1.CSIPersistentVolumeSource", fields: []field{
+		{num: 1, json: "driver", kind: kindString},
+		{num: 2, json: "volumeHandle", kind: kindString},
+		{num: 3, json: "readOnly", kind: kindBool},
+		{num: 4, json: "fsType", kind: kindString},
+		{num: 5, json: "volumeAttributes", kind: kindMap, mapVal: kindString},
+		{num: 6, json: "controllerPublishSecretRef", kind: kindMessage, msg: 296, pointer: true},
+		{num: 7, json: "nodeStageSecretRef", kind: kindMessage, msg: 296, pointer: true},
+		{num: 8, json: "nodePublishSecretRef", kind: kindMessage, msg: 296, pointer: true},
+		{num: 9, json: "controllerExpandSecretRef", kind: kindMessage, msg: 296, pointer: true},
+		{num: 10, json: "nodeExpandSecretRef", kind: kindMessage, msg: 296, pointer: true},
+	}},
+	306: {name: "api/core/v1.VolumeNodeAffinity", fields: []field{
+		{num: 1, json: "required", kind: kindMessage, msg: 118, pointer: true},
+	}},
+	307: {name: "api/core/v1.PersistentVolumeStatus", fields: []field{
+		{num: 1, json: "phase", kind: kindString},
+		{num: 2, json: "message", kind: kindString},
+		{num: 3, json: "reason", kind: kindString},
+		{num: 4, json: "lastPhaseTransitionTime", kind: kindTime, pointer: true},
+	}},
+	308: {name: "api/storage/v1.StorageClass", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "provisioner", kind: kindString},
+		{num: 3, json: "parameters", kind: kindMap, mapVal: kindString},
+		{num: 4, json: "reclaimPolicy", kind: kindString, pointer: true},
+		{num: 5, json: "mountOptions", kind: kindString, repeated: true},
+		{num: 6, json: "allowVolumeExpansion", kind: kindBool, pointer: true},
+		{num: 7, json: "volumeBindingMode", kind: kindString, pointer: true},
+		{num: 8, json: "allowedTopologies", kind: kindMessage, msg: 309, repeated: true},
+	}},
+	309: {name: "api/core/v1.TopologySelectorTerm", fields: []field{
+		{num: 1, json: "matchLabelExpressions", kind: kindMessage, msg: 310, repeated: true},
+	}},
+	310: {name: "api/core/v1.TopologySelectorLabelRequirement", fields: []field{
+		{num: 1, json: "key", kind: kindString},
+		{num: 2, json: "values", kind: kindString, repeated: true},
+	}},
+	311: {name: "api/scheduling/v1.PriorityClass", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "value", kind: kindInt32},
+		{num: 3, json: "globalDefault", kind: kindBool},
+		{num: 4, json: "description", kind: kindString},
+		{num: 5, json: "preemptionPolicy", kind: kindString, pointer: true},
+	}},
+	312: {name: "api/authentication/v1.TokenRequest", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "spec", kind: kindMessage, msg: 313},
+		{num: 3, json: "status", kind: kindMessage, msg: 315},
+	}},
+	313: {name: "api/authentication/v1.TokenRequestSpec", fields: []field{
 		{num: 1, json: "audiences", kind: kindString, repeated: true},
-		{num: 3, json: "boundObjectRef", kind: kindMessage, msg: 225, pointer: true},
+		{num: 3, json: "boundObjectRef", kind: kindMessage, msg: 314, pointer: true},
 		{num: 4, json: "expirationSeconds", kind: kindInt64, pointer: true},
 		{num: 5, json: "attestations", kind: kindMap, mapVal: kindStringList},
 	}},
-	225: {name: "api/authentication/v1.BoundObjectReference", fields: []field{
+	314: {name: "api/authentication/v1.BoundObjectReference", fields: []field{
 		{num: 1, json: "kind", kind: kindString},
 		{num: 2, json: "apiVersion", kind: kindString},
 		{num: 3, json: "name", kind: kindString},
 		{num: 4, json: "uid", kind: kindString},
 	}},
-	226: {name: "api/authentication/v1.TokenRequestStatus", fields: []field{
+	315: {name: "api/authentication/v1.TokenRequestStatus", fields: []field{
 		{num: 1, json: "token", kind: kindString},
 		{num: 2, json: "expirationTimestamp", kind: kindTime},
 	}},
-	227: {name: "api/authentication/v1.SelfSubjectReview", fields: []field{
+	316: {name: "api/authentication/v1.SelfSubjectReview", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "status", kind: kindMessage, msg: 228},
+		{num: 2, json: "status", kind: kindMessage, msg: 317},
 	}},
-	228: {name: "api/authentication/v1.SelfSubjectReviewStatus", fields: []field{
-		{num: 1, json: "userInfo", kind: kindMessage, msg: 229},
+	317: {name: "api/authentication/v1.SelfSubjectReviewStatus", fields: []field{
+		{num: 1, json: "userInfo", kind: kindMessage, msg: 318},
 	}},
-	229: {name: "api/authentication/v1.UserInfo", fields: []field{
+	318: {name: "api/authentication/v1.UserInfo", fields: []field{
 		{num: 1, json: "username", kind: kindString},
 		{num: 2, json: "uid", kind: kindString},
 		{num: 3, json: "groups", kind: kindString, repeated: true},
 		{num: 4, json: "extra", kind: kindMap, mapVal: kindStringList},
 	}},
-	230: {name: "api/authorization/v1.SelfSubjectAccessReview", fields: []field{
+	319: {name: "api/authorization/v1.SelfSubjectAccessReview", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "spec", kind: kindMessage, msg: 231},
-		{num: 3, json: "status", kind: kindMessage, msg: 237},
+		{num: 2, json: "spec", kind: kindMessage, msg: 320},
+		{num: 3, json: "status", kind: kindMessage, msg: 326},
 	}},
-	231: {name: "api/authorization/v1.SelfSubjectAccessReviewSpec", fields: []field{
-		{num: 1, json: "resourceAttributes", kind: kindMessage, msg: 232, pointer: true},
-		{num: 2, json: "nonResourceAttributes", kind: kindMessage, msg: 236, pointer: true},
+	320: {name: "api/authorization/v1.SelfSubjectAccessReviewSpec", fields: []field{
+		{num: 1, json: "resourceAttributes", kind: kindMessage, msg: 321, pointer: true},
+		{num: 2, json: "nonResourceAttributes", kind: kindMessage, msg: 325, pointer: true},
 	}},
-	232: {name: "api/authorization/v1.ResourceAttributes", fields: []field{
+	321: {name: "api/authorization/v1.ResourceAttributes", fields: []field{
 		{num: 1, json: "namespace", kind: kindString},
 		{num: 2, json: "verb", kind: kindString},
 		{num: 3, json: "group", kind: kindString},
@@ -1492,53 +2051,53 @@ var messages = []message{
 		{num: 5, json: "resource", kind: kindString},
 		{num: 6, json: "subresource", kind: kindString},
 		{num: 7, json: "name", kind: kindString},
-		{num: 8, json: "fieldSelector", kind: kindMessage, msg: 233, pointer: true},
-		{num: 9, json: "labelSelector", kind: kindMessage, msg: 235, pointer: true},
+		{num: 8, json: "fieldSelector", kind: kindMessage, msg: 322, pointer: true},
+		{num: 9, json: "labelSelector", kind: kindMessage, msg: 324, pointer: true},
 	}},
-	233: {name: "api/authorization/v1.FieldSelectorAttributes", fields: []field{
+	322: {name: "api/authorization/v1.FieldSelectorAttributes", fields: []field{
 		{num: 1, json: "rawSelector", kind: kindString},
-		{num: 2, json: "requirements", kind: kindMessage, msg: 234, repeated: true},
+		{num: 2, json: "requirements", kind: kindMessage, msg: 323, repeated: true},
 	}},
-	234: {name: "apimachinery/pkg/apis/meta/v1.FieldSelectorRequirement", fields: []field{
+	323: {name: "apimachinery/pkg/apis/meta/v1.FieldSelectorRequirement", fields: []field{
 		{num: 1, json: "key", kind: kindString},
 		{num: 2, json: "operator", kind: kindString},
 		{num: 3, json: "values", kind: kindString, repeated: true},
 	}},
-	235: {name: "api/authorization/v1.LabelSelectorAttributes", fields: []field{
+	324: {name: "api/authorization/v1.LabelSelectorAttributes", fields: []field{
 		{num: 1, json: "rawSelector", kind: kindString},
 		{num: 2, json: "requirements", kind: kindMessage, msg: 66, repeated: true},
 	}},
-	236: {name: "api/authorization/v1.NonResourceAttributes", fields: []field{
+	325: {name: "api/authorization/v1.NonResourceAttributes", fields: []field{
 		{num: 1, json: "path", kind: kindString},
 		{num: 2, json: "verb", kind: kindString},
 	}},
-	237: {name: "api/authorization/v1.SubjectAccessReviewStatus", fields: []field{
+	326: {name: "api/authorization/v1.SubjectAccessReviewStatus", fields: []field{
 		{num: 1, json: "allowed", kind: kindBool},
 		{num: 2, json: "reason", kind: kindString},
 		{num: 3, json: "evaluationError", kind: kindString},
 		{num: 4, json: "denied", kind: kindBool},
 	}},
-	238: {name: "api/authorization/v1.SelfSubjectRulesReview", fields: []field{
+	327: {name: "api/authorization/v1.SelfSubjectRulesReview", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "spec", kind: kindMessage, msg: 239},
-		{num: 3, json: "status", kind: kindMessage, msg: 240},
+		{num: 2, json: "spec", kind: kindMessage, msg: 328},
+		{num: 3, json: "status", kind: kindMessage, msg: 329},
 	}},
-	239: {name: "api/authorization/v1.SelfSubjectRulesReviewSpec", fields: []field{
+	328: {name: "api/authorization/v1.SelfSubjectRulesReviewSpec", fields: []field{
 		{num: 1, json: "namespace", kind: kindString},
 	}},
-	240: {name: "api/authorization/v1.SubjectRulesReviewStatus", fields: []field{
-		{num: 1, json: "resourceRules", kind: kindMessage, msg: 241, repeated: true},
-		{num: 2, json: "nonResourceRules", kind: kindMessage, msg: 242, repeated: true},
+	329: {name: "api/authorization/v1.SubjectRulesReviewStatus", fields: []field{
+		{num: 1, json: "resourceRules", kind: kindMessage, msg: 330, repeated: true},
+		{num: 2, json: "nonResourceRules", kind: kindMessage, msg: 331, repeated: true},
 		{num: 3, json: "incomplete", kind: kindBool},
 		{num: 4, json: "evaluationError", kind: kindString},
 	}},
-	241: {name: "api/authorization/v1.ResourceRule", fields: []field{
+	330: {name: "api/authorization/v1.ResourceRule", fields: []field{
 		{num: 1, json: "verbs", kind: kindString, repeated: true},
 		{num: 2, json: "apiGroups", kind: kindString, repeated: true},
 		{num: 3, json: "resources", kind: kindString, repeated: true},
 		{num: 4, json: "resourceNames", kind: kindString, repeated: true},
 	}},
-	242: {name: "api/authorization/v1.NonResourceRule", fields: []field{
+	331: {name: "api/authorization/v1.NonResourceRule", fields: []field{
 		{num: 1, json: "verbs", kind: kindString, repeated: true},
 		{num: 2, json: "nonResourceURLs", kind: kindString, repeated: true},
 	}},

@@ -18,6 +18,12 @@ type Queue[K comparable] struct {
 	failures   map[K]int
 	timers     map[K]*delayed
 	shutdown   bool
+
+	// Priority order (priority.go); nil for first in, first out.
+	prio  func(K) int64
+	prios map[K]int64
+	heap  *prioHeap[K]
+	seq   uint64
 }
 
 type delayed struct {
@@ -41,12 +47,13 @@ func New[K comparable](base, max time.Duration) *Queue[K] {
 
 // Add queues key unless it is already waiting.
 func (q *Queue[K]) Add(key K) {
+	p, hasPrio := q.priorityOf(key)
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.addLocked(key)
+	q.addLocked(key, p, hasPrio)
 }
 
-func (q *Queue[K]) addLocked(key K) {
+func (q *Queue[K]) addLocked(key K, prio int64, hasPrio bool) {
 	if q.shutdown {
 		return
 	}
@@ -54,10 +61,13 @@ func (q *Queue[K]) addLocked(key K) {
 		return
 	}
 	q.dirty[key] = struct{}{}
+	if hasPrio {
+		q.prios[key] = prio
+	}
 	if _, ok := q.processing[key]; ok {
 		return // Done re-queues it
 	}
-	q.queue = append(q.queue, key)
+	q.push(key)
 	q.cond.Signal()
 }
 
@@ -82,12 +92,13 @@ func (q *Queue[K]) AddAfter(key K, d time.Duration) {
 	}
 	var t *delayed
 	t = &delayed{at: at, timer: time.AfterFunc(d, func() {
+		p, hasPrio := q.priorityOf(key)
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		if q.timers[key] == t {
 			delete(q.timers, key)
 		}
-		q.addLocked(key)
+		q.addLocked(key, p, hasPrio)
 	})}
 	q.timers[key] = t
 }
@@ -129,16 +140,14 @@ func (q *Queue[K]) Forget(key K) {
 func (q *Queue[K]) Get() (K, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for len(q.queue) == 0 && !q.shutdown {
+	for q.size() == 0 && !q.shutdown {
 		q.cond.Wait()
 	}
 	var zero K
 	if q.shutdown {
 		return zero, false
 	}
-	key := q.queue[0]
-	q.queue[0] = zero
-	q.queue = q.queue[1:]
+	key := q.pop()
 	delete(q.dirty, key)
 	q.processing[key] = struct{}{}
 	return key, true
@@ -150,8 +159,10 @@ func (q *Queue[K]) Done(key K) {
 	defer q.mu.Unlock()
 	delete(q.processing, key)
 	if _, ok := q.dirty[key]; ok && !q.shutdown {
-		q.queue = append(q.queue, key)
+		q.push(key)
 		q.cond.Signal()
+	} else if q.prios != nil {
+		delete(q.prios, key)
 	}
 }
 
@@ -159,14 +170,14 @@ func (q *Queue[K]) Done(key K) {
 func (q *Queue[K]) Len() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.queue)
+	return q.size()
 }
 
 // Idle reports whether nothing is queued, held or delayed.
 func (q *Queue[K]) Idle() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return len(q.queue) == 0 && len(q.processing) == 0 && len(q.timers) == 0
+	return q.size() == 0 && len(q.processing) == 0 && len(q.timers) == 0
 }
 
 // ShutDown stops the queue: pending delays are cancelled, later adds are

@@ -150,7 +150,14 @@ func runAgent(ctx context.Context, c config.Agent) error {
 			return fmt.Errorf("--server-ca: %w", err)
 		}
 	}
-	rt, rtName, err := netagent.SelectRuntime(ctx, c.Runtime, netagent.RuntimeOptions{DataDir: c.DataDir, ContainerdSocket: c.ContainerdSocket, InsecureRegistries: c.InsecureRegistries, Logger: log})
+	cg, why, err := netagent.NodeCgroups(c.Cgroups)
+	if err != nil {
+		return err
+	}
+	if cg == nil {
+		log.Warn("no pod cgroups: resources.limits and requests are not enforced", "why", why)
+	}
+	rt, rtName, err := netagent.SelectRuntime(ctx, c.Runtime, netagent.RuntimeOptions{DataDir: c.DataDir, ContainerdSocket: c.ContainerdSocket, InsecureRegistries: c.InsecureRegistries, Cgroups: cg, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -159,13 +166,16 @@ func runAgent(ctx context.Context, c config.Agent) error {
 		defer cl.Close()
 	}
 	deps := netagent.Deps{Runtime: rt, Proxy: netagent.RunProxy}
+	if cg != nil {
+		deps.Cgroups = cg
+	}
 	if c.NetNS != "" {
 		path := c.NetNS
 		deps.NodeNetNS = func(fn func() error) error { return netns.Do(path, fn) }
 	}
 	return netagent.Run(ctx, netagent.Config{
 		Server: c.Server, CAPEM: ca, Token: token, NodeName: c.NodeName, NodeIPs: p.NodeIPs,
-		DataDir: c.DataDir, Runtime: rtName, ProxyMode: c.ProxyMode, IPVSScheduler: c.IPVSScheduler, ClusterCIDR: p.ClusterCIDR, ClusterDomain: c.ClusterDomain,
+		DataDir: c.DataDir, CgroupRoot: c.CgroupRoot, AllowedUnsafeSysctls: c.AllowedUnsafeSysctls, Runtime: rtName, ProxyMode: c.ProxyMode, IPVSScheduler: c.IPVSScheduler, ClusterCIDR: p.ClusterCIDR, ClusterDomain: c.ClusterDomain,
 		PodRoutes: c.PodRoutes, NoEgressMasquerade: !c.EgressMasquerade, DNSUpstreams: c.DNSUpstream, NodeAPIListen: c.NodeAPIListen, NodeAPIURL: c.NodeAPIURL, Logger: log,
 		MetricsListen: c.MetricsBindAddress, HealthzListen: c.HealthzBindAddress,
 		// 0 asks netagent for its default; --pod-termination-delay 0 means none.

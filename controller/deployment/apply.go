@@ -6,333 +6,172 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
-	"strconv"
-	"sync"
 
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
 )
 
-// deleteParallelism bounds concurrent pod deletions in one sync.
-const deleteParallelism = 16
+// errCollision asks for a retry after a hash collision raised
+// status.collisionCount.
+var errCollision = errors.New("deployment: replica set name collision, collisionCount raised")
 
-// ownerRef is the controller reference a Deployment's pods carry.
-func ownerRef(d *api.Deployment) api.OwnerReference {
-	t := true
-	return api.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: d.Name, UID: d.UID,
-		Controller: &t, BlockOwnerDeletion: &t}
-}
+// errCacheBehind asks for a retry when the new ReplicaSet exists but the
+// cache does not show it yet.
+var errCacheBehind = errors.New("deployment: the replica set cache is behind")
 
-// claimPods returns the pods d controls, as Kubernetes' ControllerRef
-// manager claims them: pods controlled by d that match its selector;
-// orphans that match are adopted (d not being deleted, the pod not being
-// deleted); pods controlled by d that no longer match are released.
-// Returned pods are shared with the cache: read only.
-func (c *Controller) claimPods(ctx context.Context, d *api.Deployment) ([]*api.Pod, error) {
-	var out []*api.Pod
+// claimReplicaSets returns the ReplicaSets d controls, as upstream's
+// ReplicaSetControllerRefManager claims them: those controlled by d whose
+// labels match its selector; orphans that match are adopted (neither d
+// nor the ReplicaSet being deleted, d re-read live first); those
+// controlled by d that no longer match are released (unless d is being
+// deleted). Returned objects are shared with the cache: read only.
+func (c *Controller) claimReplicaSets(ctx context.Context, d *api.Deployment) ([]*api.ReplicaSet, error) {
+	var out []*api.ReplicaSet
 	var errs []error
-	for _, obj := range c.pods.ByIndex(podIndex, "uid/"+d.UID) {
-		p, ok := obj.(*api.Pod)
-		if !ok || p.Namespace != d.Namespace {
+	for _, obj := range c.replicaSets.ByIndex(rsIndex, "uid/"+d.UID) {
+		rs, ok := obj.(*api.ReplicaSet)
+		if !ok || rs.Namespace != d.Namespace {
 			continue
 		}
-		if api.SelectorMatches(d.Spec.Selector, p.Labels) {
-			out = append(out, p)
+		if api.SelectorMatches(d.Spec.Selector, rs.Labels) {
+			out = append(out, rs)
 			continue
 		}
-		if p.DeletionTimestamp != nil {
+		if d.DeletionTimestamp != nil {
 			continue
 		}
-		if err := c.setOwners(ctx, p, slices.DeleteFunc(slices.Clone(p.OwnerReferences),
-			func(r api.OwnerReference) bool { return r.UID == d.UID }), nil); err != nil && !client.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("deployment: %s/%s: release pod %s: %w", d.Namespace, d.Name, p.Name, err))
+		refs := slices.DeleteFunc(slices.Clone(rs.OwnerReferences), func(r api.OwnerReference) bool { return r.UID == d.UID })
+		if err := c.setOwners(ctx, c.rsInfo, &rs.ObjectMeta, refs, nil); err != nil && !client.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deployment: %s/%s: release replica set %s: %w", d.Namespace, d.Name, rs.Name, err))
 		}
 	}
-	if d.DeletionTimestamp == nil {
-		for _, obj := range c.pods.ByIndex(podIndex, "orphan/"+d.Namespace) {
-			p, ok := obj.(*api.Pod)
-			if !ok || p.DeletionTimestamp != nil || !api.SelectorMatches(d.Spec.Selector, p.Labels) {
-				continue
+	if d.DeletionTimestamp != nil {
+		return out, errors.Join(errs...)
+	}
+	rechecked := false
+	for _, obj := range c.replicaSets.ByIndex(rsIndex, "orphan/"+d.Namespace) {
+		rs, ok := obj.(*api.ReplicaSet)
+		if !ok || rs.DeletionTimestamp != nil || !api.SelectorMatches(d.Spec.Selector, rs.Labels) {
+			continue
+		}
+		if !rechecked {
+			// RecheckDeletionTimestamp: adopt only for a Deployment that
+			// still exists, is this one, and is not being deleted.
+			live := &api.Deployment{}
+			if err := c.client.Get(ctx, c.deployInfo, d.Namespace, d.Name, live); err != nil {
+				return out, errors.Join(append(errs, fmt.Errorf("deployment: %s/%s: recheck before adoption: %w", d.Namespace, d.Name, err))...)
 			}
-			adopted := &api.Pod{}
-			err := c.setOwners(ctx, p, append(slices.Clone(p.OwnerReferences), ownerRef(d)), adopted)
-			switch {
-			case err == nil:
-				out = append(out, adopted)
-			case client.IsNotFound(err):
-			default:
-				errs = append(errs, fmt.Errorf("deployment: %s/%s: adopt pod %s: %w", d.Namespace, d.Name, p.Name, err))
+			if live.UID != d.UID || live.DeletionTimestamp != nil {
+				return out, errors.Join(errs...)
 			}
+			rechecked = true
+		}
+		adopted := &api.ReplicaSet{}
+		err := c.setOwners(ctx, c.rsInfo, &rs.ObjectMeta, append(slices.Clone(rs.OwnerReferences), ownerRef(d)), adopted)
+		switch {
+		case err == nil:
+			out = append(out, adopted)
+		case client.IsNotFound(err):
+		default:
+			errs = append(errs, fmt.Errorf("deployment: %s/%s: adopt replica set %s: %w", d.Namespace, d.Name, rs.Name, err))
 		}
 	}
 	return out, errors.Join(errs...)
 }
 
-// setOwners replaces a pod's ownerReferences with a merge patch that
-// carries the pod's uid and resourceVersion as preconditions.
-func (c *Controller) setOwners(ctx context.Context, p *api.Pod, refs []api.OwnerReference, into *api.Pod) error {
+// setOwners replaces an object's ownerReferences with a merge patch that
+// carries its uid and resourceVersion as preconditions (a merge patch
+// replaces the whole list, so it is computed from the stored one).
+func (c *Controller) setOwners(ctx context.Context, info *api.ResourceInfo, m *api.ObjectMeta, refs []api.OwnerReference, into api.Object) error {
 	var refsJSON any = refs
 	if len(refs) == 0 {
 		refsJSON = nil
 	}
 	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"ownerReferences": refsJSON, "uid": p.UID, "resourceVersion": p.ResourceVersion,
+		"ownerReferences": refsJSON, "uid": m.UID, "resourceVersion": m.ResourceVersion,
 	}})
 	if err != nil {
 		return err
 	}
-	var dst api.Object
-	if into != nil {
-		dst = into
-	}
-	return c.client.Patch(ctx, c.podInfo, p.Namespace, p.Name, client.MergePatchType, patch, dst)
+	return c.client.Patch(ctx, info, m.Namespace, m.Name, client.MergePatchType, patch, into)
 }
 
-// rollback consumes AnnotationRollbackTo: it installs the template of the
-// asked revision (when there is one and it differs) and removes the
-// annotation, in one update.
-func (c *Controller) rollback(ctx context.Context, d *api.Deployment, value string, hist []Revision, hash string) error {
-	dec := resolveRollback(d.Name, value, hist, hash)
-	if dec.template != nil {
-		d.Spec.Template = *dec.template
-	}
-	delete(d.Annotations, AnnotationRollbackTo)
-	if err := c.client.Update(ctx, c.deployInfo, d.Namespace, d); err != nil {
-		return fmt.Errorf("deployment: %s/%s: rollback: %w", d.Namespace, d.Name, err)
-	}
-	c.remember(keyOf(&d.ObjectMeta), d)
-	eventType := api.EventTypeWarning
-	if dec.reason == ReasonRollbackDone {
-		eventType = api.EventTypeNormal
-	}
-	c.event(d, eventType, dec.reason, "%s", dec.message)
-	c.log.Info("rollback", "deployment", d.Namespace+"/"+d.Name, "reason", dec.reason, "revision", dec.revision)
-	return nil
-}
-
-// recordRevision makes the current template the newest revision in the
-// history and the revision annotation, updating the Deployment when they
-// change. It returns the Deployment as stored and the history.
-func (c *Controller) recordRevision(ctx context.Context, d *api.Deployment, hist []Revision, hash string, pods []*api.Pod) (*api.Deployment, []Revision, error) {
-	live := map[string]bool{}
-	for _, p := range pods {
-		if isActive(p) {
-			live[p.Labels[LabelPodTemplateHash]] = true
-		}
-	}
-	limit := int32(10)
-	if d.Spec.RevisionHistoryLimit != nil {
-		limit = *d.Spec.RevisionHistoryLimit
-	}
-	next, changed := recordRevision(hist, hash, d.Spec.Template, d.Annotations[AnnotationChangeCause], limit, live)
-	rev := strconv.FormatInt(next[len(next)-1].Revision, 10)
-	if !changed && d.Annotations[AnnotationRevision] == rev {
-		return d, hist, nil
-	}
-	enc, err := encodeHistory(next)
-	if err != nil {
-		return nil, nil, err
-	}
-	if d.Annotations == nil {
-		d.Annotations = map[string]string{}
-	}
-	d.Annotations[AnnotationRevision] = rev
-	d.Annotations[AnnotationRevisionHistory] = enc
-	if err := c.client.Update(ctx, c.deployInfo, d.Namespace, d); err != nil {
-		return nil, nil, fmt.Errorf("deployment: %s/%s: record revision %s: %w", d.Namespace, d.Name, rev, err)
-	}
-	c.remember(keyOf(&d.ObjectMeta), d)
-	return d, next, nil
-}
-
-// apply carries out one plan, with expectations set before any request.
-func (c *Controller) apply(ctx context.Context, key string, d *api.Deployment, hist []Revision, hash string, states []podState, p plan) error {
-	if p.empty() {
-		return nil
-	}
-	counts := map[string]int{}
-	uids := map[string]string{}
-	hashOf := map[string]string{}
-	for i := range states {
-		if !states[i].terminating {
-			counts[states[i].hash]++
-		}
-		uids[states[i].name] = states[i].uid
-		hashOf[states[i].name] = states[i].hash
-	}
-	var errs []error
-	if cr := p.create; cr != nil && cr.count > 0 {
-		tmpl, ok := templateFor(d, hist, hash, cr.hash)
-		if !ok {
-			return fmt.Errorf("deployment: %s: no template for pod-template-hash %s in the revision history", key, cr.hash)
-		}
-		c.exp.expect(key, cr.count, nil)
-		created, err := c.createPods(ctx, key, d, tmpl, cr.hash, cr.count)
-		if created > 0 {
-			from := counts[cr.hash]
-			c.event(d, api.EventTypeNormal, ReasonScalingReplicaSet, "Scaled up replica set %s from %d to %d",
-				groupName(d.Name, cr.hash), from, from+created)
-		}
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(p.delete) > 0 {
-		c.exp.expect(key, 0, p.delete)
-		deleted, err := c.deletePods(ctx, key, d, p.delete, uids)
-		byHash := map[string]int{}
-		for _, name := range deleted {
-			byHash[hashOf[name]]++
-		}
-		for _, h := range slices.Sorted(maps.Keys(byHash)) {
-			from := counts[h]
-			c.event(d, api.EventTypeNormal, ReasonScalingReplicaSet, "Scaled down replica set %s from %d to %d",
-				groupName(d.Name, h), from, from-byHash[h])
-		}
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// templateFor is the template of hash: spec.template for the current hash,
-// else the history's.
-func templateFor(d *api.Deployment, hist []Revision, current, hash string) (*api.PodTemplateSpec, bool) {
-	if hash == current {
-		return &d.Spec.Template, true
-	}
-	for i := range hist {
-		if hist[i].Hash == hash {
-			return &hist[i].Template, true
-		}
-	}
-	return nil, false
-}
-
-// newPod builds a pod of template t (hash) for d, as Kubernetes'
-// GetPodFromTemplate: labels, annotations and finalizers of the template,
-// the pod-template-hash label, a generated name and d as controller.
-func newPod(d *api.Deployment, t *api.PodTemplateSpec, hash string) (*api.Pod, error) {
-	var spec api.PodSpec
-	b, err := json.Marshal(&t.Spec)
-	if err == nil {
-		err = json.Unmarshal(b, &spec)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("deployment: copy pod template: %w", err)
-	}
-	labels := maps.Clone(t.Labels)
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[LabelPodTemplateHash] = hash
-	return &api.Pod{
-		TypeMeta: api.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: api.ObjectMeta{
-			GenerateName:    podNamePrefix(d.Name, hash),
-			Namespace:       d.Namespace,
-			Labels:          labels,
-			Annotations:     maps.Clone(t.Annotations),
-			Finalizers:      slices.Clone(t.Finalizers),
-			OwnerReferences: []api.OwnerReference{ownerRef(d)},
-		},
-		Spec: spec,
-	}, nil
-}
-
-// createPods creates count pods in slow-start batches (1, 2, 4, ...), as
-// Kubernetes does, stopping at the first batch with a failure; every pod
-// not created lowers the expectations. It returns how many were created.
-func (c *Controller) createPods(ctx context.Context, key string, d *api.Deployment, t *api.PodTemplateSpec, hash string, count int) (int, error) {
-	created := 0
-	for batch, left := 1, count; left > 0; batch *= 2 {
-		n := min(batch, left)
-		left -= n
-		var wg sync.WaitGroup
-		var mu sync.Mutex
-		var errs []error
-		for range n {
-			wg.Go(func() {
-				err := c.createPod(ctx, d, t, hash)
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil {
-					c.exp.creationObserved(key)
-					errs = append(errs, err)
-					return
-				}
-				created++
-			})
-		}
-		wg.Wait()
-		if len(errs) > 0 {
-			for range left {
-				c.exp.creationObserved(key)
+// apply carries out p in order: create the new ReplicaSet, record the
+// Deployment's revision, write the scaled ReplicaSets, delete the
+// cleaned-up ones. It stops at the first failure. It reports whether the
+// new ReplicaSet was created; p.New is replaced by the stored object.
+func (c *Controller) apply(ctx context.Context, d *api.Deployment, p *Plan) (created bool, err error) {
+	key := keyOf(&d.ObjectMeta)
+	if rs := p.Create; rs != nil {
+		if err := c.client.Create(ctx, c.rsInfo, d.Namespace, rs); err != nil {
+			if client.IsAlreadyExists(err) {
+				return false, c.onNameTaken(ctx, d, rs.Name)
 			}
-			return created, errors.Join(errs...)
+			if ctx.Err() == nil {
+				c.event(d, api.EventTypeWarning, "FailedCreate", "Failed to create new replica set %q: %v", rs.Name, err)
+			}
+			return false, fmt.Errorf("deployment: %s: create replica set %s: %w", key, rs.Name, err)
+		}
+		created = true
+		p.New = rs
+		if n := rsReplicas(rs); n > 0 {
+			c.event(d, api.EventTypeNormal, ReasonScalingReplicaSet, "Scaled up replica set %s from 0 to %d", rs.Name, n)
+		}
+	}
+	if p.Revision != "" {
+		if d.Annotations == nil {
+			d.Annotations = map[string]string{}
+		}
+		d.Annotations[AnnotationRevision] = p.Revision
+		if err := c.client.Update(ctx, c.deployInfo, d.Namespace, d); err != nil {
+			return created, fmt.Errorf("deployment: %s: record revision %s: %w", key, p.Revision, err)
+		}
+		c.remember(key, d)
+	}
+	for _, u := range p.Updates {
+		if err := c.client.Update(ctx, c.rsInfo, d.Namespace, u.RS); err != nil {
+			return created, fmt.Errorf("deployment: %s: update replica set %s: %w", key, u.RS.Name, err)
+		}
+		switch to := rsReplicas(u.RS); {
+		case to > u.From:
+			c.event(d, api.EventTypeNormal, ReasonScalingReplicaSet, "Scaled up replica set %s from %d to %d", u.RS.Name, u.From, to)
+		case to < u.From:
+			c.event(d, api.EventTypeNormal, ReasonScalingReplicaSet, "Scaled down replica set %s from %d to %d", u.RS.Name, u.From, to)
+		}
+	}
+	for _, rs := range p.Delete {
+		err := c.client.Delete(ctx, c.rsInfo, d.Namespace, rs.Name, client.DeleteOptions{Preconditions: &client.Preconditions{UID: rs.UID}})
+		if err != nil && !client.IsNotFound(err) {
+			return created, fmt.Errorf("deployment: %s: delete old replica set %s: %w", key, rs.Name, err)
 		}
 	}
 	return created, nil
 }
 
-func (c *Controller) createPod(ctx context.Context, d *api.Deployment, t *api.PodTemplateSpec, hash string) error {
-	pod, err := newPod(d, t, hash)
-	if err == nil {
-		err = c.client.Create(ctx, c.podInfo, d.Namespace, pod)
+// onNameTaken handles a create refused because <deployment>-<hash>
+// exists: when it is d's and has d's template, the cache is only behind
+// (the next sync finds it); otherwise the hash collided, and, as
+// upstream, status.collisionCount goes up so the next hash differs.
+func (c *Controller) onNameTaken(ctx context.Context, d *api.Deployment, name string) error {
+	live := &api.ReplicaSet{}
+	if err := c.client.Get(ctx, c.rsInfo, d.Namespace, name, live); err != nil {
+		return fmt.Errorf("deployment: %s/%s: read existing replica set %s: %w", d.Namespace, d.Name, name, err)
 	}
-	if err != nil {
-		if ctx.Err() == nil {
-			c.event(d, api.EventTypeWarning, ReasonFailedCreate, "Error creating: %v", err)
-		}
-		return fmt.Errorf("deployment: %s/%s: create pod: %w", d.Namespace, d.Name, err)
+	if ref := api.ControllerRef(&live.ObjectMeta); ref != nil && ref.UID == d.UID && equalIgnoreHash(&live.Spec.Template, &d.Spec.Template) {
+		return errCacheBehind
 	}
-	c.event(d, api.EventTypeNormal, ReasonSuccessfulCreate, "Created pod: %s", pod.Name)
-	return nil
-}
-
-// deletePods deletes the named pods (uid preconditions), a few at a time.
-// A failed deletion lowers the expectations; a pod already gone counts as
-// deleted. It returns the names deleted.
-func (c *Controller) deletePods(ctx context.Context, key string, d *api.Deployment, podNames []string, uids map[string]string) ([]string, error) {
-	var (
-		wg      sync.WaitGroup
-		mu      sync.Mutex
-		deleted []string
-		errs    []error
-	)
-	sem := make(chan struct{}, deleteParallelism)
-	for _, name := range podNames {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			var pre *client.Preconditions
-			if uid := uids[name]; uid != "" {
-				pre = &client.Preconditions{UID: uid}
-			}
-			err := c.client.Delete(ctx, c.podInfo, d.Namespace, name, client.DeleteOptions{Preconditions: pre})
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err == nil:
-				deleted = append(deleted, name)
-				c.event(d, api.EventTypeNormal, ReasonSuccessfulDelete, "Deleted pod: %s", name)
-			case client.IsNotFound(err):
-				c.exp.deletionObserved(key, name)
-			default:
-				c.exp.deletionObserved(key, name)
-				if ctx.Err() == nil {
-					c.event(d, api.EventTypeWarning, ReasonFailedDelete, "Error deleting: %v", err)
-				}
-				errs = append(errs, fmt.Errorf("deployment: %s: delete pod %s: %w", key, name, err))
-			}
-		})
+	n := int32(1)
+	if d.Status.CollisionCount != nil {
+		n = *d.Status.CollisionCount + 1
 	}
-	wg.Wait()
-	slices.Sort(deleted)
-	return deleted, errors.Join(errs...)
+	d.Status.CollisionCount = &n
+	if err := c.client.Update(ctx, c.deployInfo, d.Namespace, d, "status"); err != nil {
+		return fmt.Errorf("deployment: %s/%s: raise collisionCount: %w", d.Namespace, d.Name, err)
+	}
+	c.remember(keyOf(&d.ObjectMeta), d)
+	c.log.Info("replica set name collision", "deployment", d.Namespace+"/"+d.Name, "replicaset", name, "collisionCount", n)
+	return errCollision
 }
 
 // writeStatus writes st through the status subresource unless it equals

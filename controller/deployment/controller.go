@@ -19,6 +19,7 @@ import (
 // Client is what the controller needs of the API; *client.Client
 // satisfies it.
 type Client interface {
+	Get(ctx context.Context, info *api.ResourceInfo, ns, name string, into api.Object) error
 	Create(ctx context.Context, info *api.ResourceInfo, ns string, obj api.Object) error
 	Update(ctx context.Context, info *api.ResourceInfo, ns string, obj api.Object, subresource ...string) error
 	Patch(ctx context.Context, info *api.ResourceInfo, ns, name, patchType string, data []byte, into api.Object, subresource ...string) error
@@ -47,25 +48,21 @@ var _ Cache = (*client.Informer)(nil)
 
 // Deps are what the controller talks to.
 type Deps struct {
-	// Client writes Deployments (status, revision annotations) and Pods.
+	// Client writes Deployments (status, revision annotation) and
+	// ReplicaSets; the controller never writes pods.
 	Client Client
-	// Deployments and Pods are informers of all namespaces; the caller
-	// runs them.
-	Deployments, Pods Cache
+	// Deployments, ReplicaSets and Pods are informers of all namespaces;
+	// the caller runs them. Pods are read only to see when a Recreate
+	// Deployment's old pods are gone.
+	Deployments, ReplicaSets, Pods Cache
 	// Recorder receives the controller's Events; nil records none.
 	Recorder EventRecorder
 	// Log is the controller's logger; nil logs nowhere.
 	Log *slog.Logger
 }
 
-// Event reasons besides the rollback ones (history.go).
-const (
-	ReasonScalingReplicaSet = "ScalingReplicaSet"
-	ReasonSuccessfulCreate  = "SuccessfulCreate"
-	ReasonFailedCreate      = "FailedCreate"
-	ReasonSuccessfulDelete  = "SuccessfulDelete"
-	ReasonFailedDelete      = "FailedDelete"
-)
+// ReasonScalingReplicaSet is the reason of the scaling Events.
+const ReasonScalingReplicaSet = "ScalingReplicaSet"
 
 // Options tune a Controller; the zero value is usable.
 type Options struct {
@@ -77,18 +74,17 @@ type Options struct {
 	// BackoffBase and BackoffMax bound the retry back-off; defaults 100ms
 	// and 30s.
 	BackoffBase, BackoffMax time.Duration
-	// ExpectationsTTL is how long creations and deletions in flight may
-	// stay unobserved before the Deployment is planned again anyway;
-	// default 5 minutes, as Kubernetes.
-	ExpectationsTTL time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
 
-// Index of the pod informer that the controller adds: "uid/<uid>" for pods
-// controlled by a Deployment, "orphan/<namespace>" for pods without a
-// controller.
-const podIndex = "deployment.skiff.dev/controller"
+// Indexes the controller adds: on ReplicaSets, "uid/<uid>" for those
+// controlled by a Deployment and "orphan/<namespace>" for those without a
+// controller; on pods, "uid/<uid>" of their controller.
+const (
+	rsIndex  = "deployment.skiff.dev/controller"
+	podIndex = "deployment.skiff.dev/pod-controller"
+)
 
 // ErrRunning is returned by a second call of Run.
 var ErrRunning = errors.New("deployment: Run called more than once")
@@ -98,16 +94,16 @@ var ErrRunning = errors.New("deployment: Run called more than once")
 type Controller struct {
 	client      Client
 	deployments Cache
+	replicaSets Cache
 	pods        Cache
 	deployInfo  *api.ResourceInfo
-	podInfo     *api.ResourceInfo
+	rsInfo      *api.ResourceInfo
 	recorder    EventRecorder
 	workers     int
 	maxRetries  int
 	now         func() time.Time
 	log         *slog.Logger
 	queue       *workqueue.Queue[string]
-	exp         *expectations
 	running     atomic.Bool
 
 	// writtenMu protects written: per key, the Deployment as the
@@ -117,15 +113,15 @@ type Controller struct {
 	written   map[string]*api.Deployment
 }
 
-// New returns a Deployment controller reading Deployments and Pods from
-// deps' informers and writing through deps.Client. It registers its event
-// handlers and a pod index, so call it before the informers run.
+// New returns a Deployment controller reading Deployments, ReplicaSets
+// and Pods from deps' informers and writing through deps.Client. It
+// registers its event handlers and indexes, so call it before the
+// informers run.
 func New(deps Deps, opts Options) *Controller {
 	log := deps.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	deployments, pods := deps.Deployments, deps.Pods
 	if opts.Workers <= 0 {
 		opts.Workers = 4
 	}
@@ -138,49 +134,70 @@ func New(deps Deps, opts Options) *Controller {
 	if opts.BackoffMax <= 0 {
 		opts.BackoffMax = 30 * time.Second
 	}
-	if opts.ExpectationsTTL <= 0 {
-		opts.ExpectationsTTL = 5 * time.Minute
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	res := api.Resources()
 	ctl := &Controller{
 		client:      deps.Client,
-		deployments: deployments,
-		pods:        pods,
+		deployments: deps.Deployments,
+		replicaSets: deps.ReplicaSets,
+		pods:        deps.Pods,
 		deployInfo:  api.Lookup(res, "apps/v1", "deployments"),
-		podInfo:     api.Lookup(res, "v1", "pods"),
+		rsInfo:      api.Lookup(res, "apps/v1", "replicasets"),
 		recorder:    deps.Recorder,
 		workers:     opts.Workers,
 		maxRetries:  opts.MaxRetries,
 		now:         opts.Now,
 		log:         log.With("controller", "deployment"),
 		queue:       workqueue.New[string](opts.BackoffBase, opts.BackoffMax),
-		exp:         newExpectations(opts.ExpectationsTTL, opts.Now),
 		written:     map[string]*api.Deployment{},
 	}
-	pods.AddIndexer(podIndex, podIndexValues)
-	deployments.AddEventHandler(client.HandlerFuncs{
+	deps.ReplicaSets.AddIndexer(rsIndex, rsIndexValues)
+	deps.Pods.AddIndexer(podIndex, func(obj api.Object) []string {
+		if ref := api.ControllerRef(obj.GetObjectMeta()); ref != nil {
+			return []string{"uid/" + ref.UID}
+		}
+		return nil
+	})
+	deps.Deployments.AddEventHandler(client.HandlerFuncs{
 		AddFunc:    ctl.enqueueObject,
 		UpdateFunc: func(_, obj api.Object) { ctl.enqueueObject(obj) },
 		DeleteFunc: func(obj api.Object) {
 			key := keyOf(obj.GetObjectMeta())
-			ctl.exp.forget(key)
 			ctl.forgetWritten(key)
 			ctl.queue.Add(key)
 		},
 	})
-	pods.AddEventHandler(client.HandlerFuncs{
-		AddFunc:    ctl.onPodAdd,
-		UpdateFunc: ctl.onPodUpdate,
-		DeleteFunc: ctl.onPodDelete,
+	deps.ReplicaSets.AddEventHandler(client.HandlerFuncs{
+		AddFunc: ctl.onReplicaSet,
+		UpdateFunc: func(oldObj, obj api.Object) {
+			if oldObj.GetObjectMeta().ResourceVersion == obj.GetObjectMeta().ResourceVersion {
+				return
+			}
+			if k := ctl.controllerOf(oldObj.GetObjectMeta()); k != "" && k != ctl.controllerOf(obj.GetObjectMeta()) {
+				ctl.queue.Add(k)
+			}
+			ctl.onReplicaSet(obj)
+		},
+		DeleteFunc: func(obj api.Object) {
+			if k := ctl.controllerOf(obj.GetObjectMeta()); k != "" {
+				ctl.queue.Add(k)
+			}
+		},
+	})
+	// Pods matter only for Recreate: the new ReplicaSet waits until the
+	// old pods are gone (upstream's deletePod handler).
+	deps.Pods.AddEventHandler(client.HandlerFuncs{
+		UpdateFunc: func(_, obj api.Object) { ctl.onPod(obj) },
+		DeleteFunc: ctl.onPod,
 	})
 	return ctl
 }
 
-// podIndexValues indexes pods by controlling Deployment, or as orphans.
-func podIndexValues(obj api.Object) []string {
+// rsIndexValues indexes ReplicaSets by controlling Deployment, or as
+// orphans.
+func rsIndexValues(obj api.Object) []string {
 	m := obj.GetObjectMeta()
 	ref := api.ControllerRef(m)
 	switch {
@@ -201,82 +218,60 @@ func keyOf(m *api.ObjectMeta) string { return m.Namespace + "/" + m.Name }
 
 func (c *Controller) enqueueObject(obj api.Object) { c.queue.Add(keyOf(obj.GetObjectMeta())) }
 
-// controllerOf returns the key of the cached Deployment that controls pod,
-// or "" when none does.
-func (c *Controller) controllerOf(p *api.Pod) string {
-	ref := api.ControllerRef(&p.ObjectMeta)
+// controllerOf returns the key of the cached Deployment that controls the
+// object, or "" when none does.
+func (c *Controller) controllerOf(m *api.ObjectMeta) string {
+	ref := api.ControllerRef(m)
 	if ref == nil || !isDeploymentRef(ref) {
 		return ""
 	}
-	obj, ok := c.deployments.Get(p.Namespace, ref.Name)
+	obj, ok := c.deployments.Get(m.Namespace, ref.Name)
 	if !ok || obj.GetObjectMeta().UID != ref.UID {
 		return ""
 	}
 	return keyOf(obj.GetObjectMeta())
 }
 
-// enqueueMatching queues every Deployment in pod's namespace whose
-// selector matches it (an orphan that one of them may adopt).
-func (c *Controller) enqueueMatching(p *api.Pod) {
-	for _, obj := range c.deployments.ByIndex(client.NamespaceIndex, p.Namespace) {
-		if d, ok := obj.(*api.Deployment); ok && api.SelectorMatches(d.Spec.Selector, p.Labels) {
+// onReplicaSet queues the ReplicaSet's Deployment, or for an orphan every
+// Deployment whose selector matches it (one of them may adopt it).
+func (c *Controller) onReplicaSet(obj api.Object) {
+	m := obj.GetObjectMeta()
+	if api.ControllerRef(m) != nil {
+		if k := c.controllerOf(m); k != "" {
+			c.queue.Add(k)
+		}
+		return
+	}
+	if m.DeletionTimestamp != nil {
+		return
+	}
+	for _, o := range c.deployments.ByIndex(client.NamespaceIndex, m.Namespace) {
+		if d, ok := o.(*api.Deployment); ok && api.SelectorMatches(d.Spec.Selector, m.Labels) {
 			c.queue.Add(keyOf(&d.ObjectMeta))
 		}
 	}
 }
 
-func (c *Controller) onPodAdd(obj api.Object) {
-	p, ok := obj.(*api.Pod)
-	if !ok {
+// onPod queues the Recreate Deployment whose ReplicaSet controls pod.
+func (c *Controller) onPod(obj api.Object) {
+	m := obj.GetObjectMeta()
+	ref := api.ControllerRef(m)
+	if ref == nil || ref.Kind != "ReplicaSet" {
 		return
 	}
-	if api.ControllerRef(&p.ObjectMeta) == nil {
-		if p.DeletionTimestamp == nil {
-			c.enqueueMatching(p)
+	rs, ok := c.replicaSets.Get(m.Namespace, ref.Name)
+	if !ok || rs.GetObjectMeta().UID != ref.UID {
+		return
+	}
+	k := c.controllerOf(rs.GetObjectMeta())
+	if k == "" {
+		return
+	}
+	ns, name, _ := strings.Cut(k, "/")
+	if d, ok := c.deployments.Get(ns, name); ok {
+		if dd, ok := d.(*api.Deployment); ok && !isRolling(dd) {
+			c.queue.Add(k)
 		}
-		return
-	}
-	key := c.controllerOf(p)
-	if key == "" {
-		return
-	}
-	c.exp.creationObserved(key)
-	if p.DeletionTimestamp != nil {
-		c.exp.deletionObserved(key, p.Name)
-	}
-	c.queue.Add(key)
-}
-
-func (c *Controller) onPodUpdate(oldObj, newObj api.Object) {
-	old, ok1 := oldObj.(*api.Pod)
-	cur, ok2 := newObj.(*api.Pod)
-	if !ok1 || !ok2 || old.ResourceVersion == cur.ResourceVersion {
-		return
-	}
-	oldKey, curKey := c.controllerOf(old), c.controllerOf(cur)
-	if oldKey != "" && oldKey != curKey {
-		c.queue.Add(oldKey)
-	}
-	if curKey != "" {
-		if cur.DeletionTimestamp != nil {
-			c.exp.deletionObserved(curKey, cur.Name)
-		}
-		c.queue.Add(curKey)
-		return
-	}
-	if api.ControllerRef(&cur.ObjectMeta) == nil && cur.DeletionTimestamp == nil {
-		c.enqueueMatching(cur)
-	}
-}
-
-func (c *Controller) onPodDelete(obj api.Object) {
-	p, ok := obj.(*api.Pod)
-	if !ok {
-		return
-	}
-	if key := c.controllerOf(p); key != "" {
-		c.exp.deletionObserved(key, p.Name)
-		c.queue.Add(key)
 	}
 }
 
@@ -287,11 +282,11 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !c.running.CompareAndSwap(false, true) {
 		return ErrRunning
 	}
-	if c.deployInfo == nil || c.podInfo == nil {
-		return errors.New("deployment: resource table lacks deployments or pods")
+	if c.deployInfo == nil || c.rsInfo == nil {
+		return errors.New("deployment: resource table lacks deployments or replicasets")
 	}
 	defer c.queue.ShutDown()
-	if !client.WaitForCacheSync(ctx, c.deployments.HasSynced, c.pods.HasSynced) {
+	if !client.WaitForCacheSync(ctx, c.deployments.HasSynced, c.replicaSets.HasSynced, c.pods.HasSynced) {
 		return nil
 	}
 	c.log.Info("caches synced, starting workers", "workers", c.workers)
@@ -301,7 +296,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		Log:        c.log,
 		KeyName:    "deployment",
 		RetryLevel: func(f workqueue.Failure[string]) slog.Level {
-			if client.IsConflict(f.Err) {
+			if client.IsConflict(f.Err) || errors.Is(f.Err, errCacheBehind) || errors.Is(f.Err, errCollision) {
 				return slog.LevelDebug // a stale cache; the retry reads the new version
 			}
 			return slog.LevelWarn
@@ -333,7 +328,6 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	ns, name, _ := strings.Cut(key, "/")
 	obj, ok := c.deployments.Get(ns, name)
 	if !ok {
-		c.exp.forget(key)
 		c.forgetWritten(key)
 		return 0, nil
 	}
@@ -342,63 +336,55 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 		return 0, fmt.Errorf("deployment: %s: cached object is %T", key, obj)
 	}
 	d := api.DeepCopy(c.freshest(key, cached))
-	now := c.now()
-
-	pods, err := c.claimPods(ctx, d)
+	if d.Spec.Selector == nil || (len(d.Spec.Selector.MatchLabels) == 0 && len(d.Spec.Selector.MatchExpressions) == 0) {
+		// Upstream: an empty selector would select every pod; never act.
+		c.event(d, api.EventTypeWarning, "SelectingAll", "This deployment is selecting all pods. A non-empty selector is required.")
+		return 0, nil
+	}
+	rss, err := c.claimReplicaSets(ctx, d)
 	if err != nil {
 		return 0, err
 	}
-	hist, err := History(d)
-	if err != nil {
-		c.log.Warn("ignoring unreadable revision history", "deployment", key, "err", err)
-		hist = nil
-	}
-	hash := TemplateHash(&d.Spec.Template)
-	rolling := d.DeletionTimestamp == nil && !d.Spec.Paused
-	if rolling {
-		if v, ok := d.Annotations[AnnotationRollbackTo]; ok {
-			return 0, c.rollback(ctx, d, v, hist, hash)
-		}
-		if d, hist, err = c.recordRevision(ctx, d, hist, hash, pods); err != nil {
-			return 0, err
-		}
-	}
-	bnds, err := resolveBounds(d)
+	b, err := resolveBounds(d)
 	if err != nil {
 		return 0, err
 	}
-	revs := revisionOf(hist)
-	minReady := time.Duration(d.Spec.MinReadySeconds) * time.Second
-	states := make([]podState, 0, len(pods))
-	for _, p := range pods {
-		if isActive(p) {
-			states = append(states, stateOf(p, revs, minReady, now))
-		}
+	in := Input{Deployment: d, ReplicaSets: rss}
+	if !isRolling(d) {
+		in.OldPodsRunning = c.oldPodsRunning(d, rss)
 	}
-
-	var applyErr error
-	satisfied := c.exp.satisfied(key)
-	if d.DeletionTimestamp == nil && satisfied {
-		p := computePlan(planInput{
-			replicas: replicasOf(d),
-			recreate: d.Spec.Strategy.Type == api.RecreateDeploymentStrategyType,
-			bounds:   bnds,
-			paused:   d.Spec.Paused,
-			newHash:  hash,
-			pods:     states,
-		})
-		applyErr = c.apply(ctx, key, d, hist, hash, states, p)
+	p := Reconcile(in, b)
+	created, applyErr := c.apply(ctx, d, &p)
+	if errors.Is(applyErr, errCollision) || errors.Is(applyErr, errCacheBehind) {
+		return 0, applyErr
 	}
-
-	st, wait := computeStatus(statusInput{d: d, hash: hash, bounds: bnds, pods: states, now: now})
+	st, wait := ComputeStatus(StatusInput{Deployment: d, Bounds: b, Plan: p, Created: created, Now: c.now()})
 	if err := c.writeStatus(ctx, d, st); err != nil {
 		return 0, errors.Join(applyErr, err)
 	}
-	if !satisfied && (wait == 0 || wait > c.exp.ttl) {
-		// Should an event be lost, plan again once the expectations expire.
-		wait = c.exp.ttl + time.Second
-	}
 	return wait, applyErr
+}
+
+// oldPodsRunning is upstream's: a pod controlled by an old ReplicaSet of
+// d is neither Succeeded nor Failed (terminating ones count: Recreate
+// waits until they are gone).
+func (c *Controller) oldPodsRunning(d *api.Deployment, rss []*api.ReplicaSet) bool {
+	newRS := findNewReplicaSet(d, rss)
+	for _, rs := range rss {
+		if rs == newRS {
+			continue
+		}
+		for _, obj := range c.pods.ByIndex(podIndex, "uid/"+rs.UID) {
+			p, ok := obj.(*api.Pod)
+			if !ok || p.Namespace != d.Namespace {
+				continue
+			}
+			if p.Status.Phase != api.PodSucceeded && p.Status.Phase != api.PodFailed {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // remember records d as the controller's last write of key.

@@ -1,162 +1,205 @@
-// Package deployment is Skiff's Deployment controller. It keeps, for each
-// Deployment, spec.replicas pods of spec.template, rolls out template
-// changes within maxSurge and maxUnavailable, keeps a revision history for
-// rollbacks, and reports status counters and conditions, as Kubernetes'
-// deployment and ReplicaSet controllers do together.
+// Package deployment is Skiff's Deployment controller, as upstream's
+// pkg/controller/deployment: each Deployment owns ReplicaSets (one per
+// pod template it has had) and the controller creates, scales, annotates
+// and deletes ReplicaSets only; the ReplicaSet controller
+// (controller/replicaset) makes and deletes the pods. It rolls out
+// template changes within maxSurge and maxUnavailable, keeps the old
+// ReplicaSets as the revision history, and reports status summed over its
+// ReplicaSets.
 //
-// # No ReplicaSets
+// # Shape
 //
-// Skiff has no ReplicaSet resource. The controller manages pods directly
-// and groups them by template hash; each group is a "virtual replica set"
-// named <deployment>-<hash>, which is only a name:
+// As controller/endpointslice: sync reads the caches and claims the
+// Deployment's ReplicaSets; Reconcile (pure, plan.go) turns the Deployment
+// and its ReplicaSets into a Plan (create the new ReplicaSet, the
+// Deployment's revision, ReplicaSet writes with their new sizes and
+// annotations, ReplicaSets to delete); apply carries it out in that
+// order, stopping at the first failure; ComputeStatus (pure, status.go)
+// derives the status.
 //
-//   - Pods are created from a template with generateName
-//     "<deployment>-<hash>-" (truncated to 58 characters, as Kubernetes
-//     truncates generated names), so they are named
-//     <deployment>-<hash>-<5 random characters>.
-//   - Each pod carries the label pod-template-hash=<hash>, where <hash> is
-//     TemplateHash of the template: the 32-bit FNV-1a hash of its JSON,
-//     printed in decimal and rendered in the alphabet
-//     "bcdfghjklmnpqrstvwxz2456789", as Kubernetes renders ComputeHash.
-//     Changing the template, including the
-//     kubectl.kubernetes.io/restartedAt annotation that `rollout restart`
-//     sets on it, changes the hash and starts a rollout.
-//   - Each pod has a controller ownerReference to its Deployment
-//     (blockOwnerDeletion: true), so the garbage collector deletes the
-//     pods with the Deployment.
-//   - Events and condition messages say "replica set <deployment>-<hash>"
-//     where Kubernetes names the ReplicaSet, e.g. "Scaled up replica set
-//     web-5d4f8b7c9 from 0 to 3".
+// # ReplicaSets (ReplicaSetControllerRefManager)
 //
-// # Which pods belong to a Deployment
+//   - A ReplicaSet belongs to a Deployment when its controller
+//     ownerReference has the Deployment's uid and its labels match the
+//     selector. One that no longer matches is released (the reference
+//     removed) unless the Deployment is being deleted. An orphan that
+//     matches and is not being deleted is adopted unless the Deployment
+//     is being deleted; before the first adoption of a round the
+//     Deployment is re-read live (RecheckDeletionTimestamp). Adoption and
+//     release are merge patches of metadata.ownerReferences carrying the
+//     ReplicaSet's uid and resourceVersion as preconditions.
+//   - A Deployment with an empty selector is never acted on (Warning
+//     SelectingAll), as upstream.
+//   - The new ReplicaSet is the oldest whose template equals
+//     spec.template once the pod-template-hash label is taken out of both
+//     (EqualIgnoreHash); every other is old.
+//   - A new ReplicaSet is named <deployment>-<hash>, where <hash> is
+//     ComputeHash(spec.template, status.collisionCount): the 32-bit FNV-1a
+//     hash of the template's JSON (upstream hashes a spew dump; the
+//     algorithm and alphabet are the same), the collision count, when
+//     set, written into the hash as 8 bytes (a little-endian uint32 and 4
+//     zero bytes), the sum in decimal
+//     rendered with rand.SafeEncodeString's alphabet
+//     "bcdfghjklmnpqrstvwxz2456789". The hash is added as label
+//     pod-template-hash to its labels, its selector's matchLabels and its
+//     template; it has the Deployment as controller (blockOwnerDeletion:
+//     true), so the garbage collector deletes it with the Deployment; its
+//     minReadySeconds follows the Deployment's.
+//   - A create that finds the name taken by a ReplicaSet that is the
+//     Deployment's with its template only retries (the cache is behind);
+//     by anything else, status.collisionCount goes up by one and the next
+//     round hashes differently, as upstream.
 //
-//   - A pod belongs to a Deployment when its controller ownerReference
-//     points at the Deployment's uid and its labels match the selector.
-//   - A pod without a controller whose labels match, and that is not being
-//     deleted, is adopted (an ownerReference is added with a merge patch
-//     carrying the pod's uid and resourceVersion as preconditions), unless
-//     the Deployment is being deleted. A controlled pod whose labels no
-//     longer match is released. This is Kubernetes' ControllerRef claim.
-//   - Pods in phase Succeeded or Failed do not count for anything.
-//   - Pods with a deletionTimestamp (terminating) are never available,
-//     never counted in the status and never deleted again; Recreate waits
-//     for old ones to be gone.
-//   - "New" pods carry the current template's hash, "old" pods any other.
+// # Revisions (SetNewReplicaSetAnnotations)
 //
-// # Revisions and rollback
+//   - deployment.kubernetes.io/revision on a ReplicaSet is its revision;
+//     the new ReplicaSet gets max(old revisions)+1 when its own is lower
+//     (a new template, or a rollback to an old one, which keeps its old
+//     number in deployment.kubernetes.io/revision-history, comma separated,
+//     at most 2,000 characters). The Deployment's revision annotation
+//     follows its new ReplicaSet's (written by an update of the
+//     Deployment).
+//   - The Deployment's annotations are copied to its new ReplicaSet
+//     (kubernetes.io/change-cause among them), except
+//     last-applied-configuration, the revision, revision-history,
+//     desired-replicas, max-replicas and deprecated.deployment.rollback.to.
+//   - deployment.kubernetes.io/desired-replicas (spec.replicas) and
+//     max-replicas (replicas + maxSurge) are set on every ReplicaSet the
+//     controller scales.
+//   - Rollback is client-side, as in Kubernetes since apps/v1: `kubectl
+//     rollout undo` (and `skiff rollout undo`) replaces spec.template with
+//     the chosen revision's ReplicaSet template without its hash label;
+//     that ReplicaSet becomes the new one again and gets the next
+//     revision. There is no rollback annotation.
+//   - Cleanup (cleanupDeployment), only when a rollout is complete (by
+//     the stored status) or the Deployment is paused: beyond
+//     revisionHistoryLimit old ReplicaSets, the lowest revisions that have
+//     no replicas (spec and status) and an observed status are deleted
+//     (uid precondition).
 //
-//   - Annotation deployment.kubernetes.io/revision holds the current
-//     revision number. Annotation skiff.dev/revision-history holds a JSON
-//     list of Revision {revision, hash, changeCause, template}, oldest
-//     first, the current revision last (see History).
-//   - When spec.template hashes to something other than the last entry,
-//     the controller records it as revision max+1 before creating any pod
-//     of it; a hash already in the history (a rollback, or an undone
-//     edit) moves to max+1, as Kubernetes renumbers the old ReplicaSet.
-//     The kubernetes.io/change-cause annotation is recorded with it.
-//   - Older revisions are trimmed to spec.revisionHistoryLimit (default
-//     10), except those that still have pods; the encoded annotation is
-//     kept under 64 KiB by dropping the oldest.
-//   - Rollback: set annotation skiff.dev/rollback-to-revision to a
-//     revision number, or to "0" for the revision before the current one
-//     (as spec.rollbackTo.revision did in extensions/v1beta1). The
-//     controller copies that revision's template into spec.template and
-//     removes the annotation in one update, with Event
-//     DeploymentRollback; an unknown revision or one equal to the current
-//     template only removes the annotation, with a Warning
-//     (DeploymentRollbackRevisionNotFound,
-//     DeploymentRollbackTemplateUnchanged). A paused Deployment keeps the
-//     annotation until it is resumed, as in Kubernetes.
+// # One round (syncDeployment)
 //
-// # Rolling updates and scaling
+//   - Being deleted: status only.
+//   - Paused, or a scaling event (an active ReplicaSet's desired-replicas
+//     differs from spec.replicas): scale only, with no new ReplicaSet (a
+//     paused Deployment without ReplicaSets gets none). One active
+//     ReplicaSet, or none, gets spec.replicas (FindActiveOrLatest); a
+//     saturated new ReplicaSet scales the old ones to 0; otherwise, in a
+//     rolling update, the difference between replicas + maxSurge and the
+//     sum of the active ReplicaSets is spread in proportion to each one's
+//     size against its max-replicas annotation (getReplicaSetFraction,
+//     rounded), largest first (newer first on scale-up, older first on
+//     scale-down), the leftover to the first: proportional scaling of a
+//     Deployment scaled mid-rollout. A paused Deployment is then cleaned
+//     up.
+//   - RollingUpdate (rolloutRolling): maxSurge resolves against
+//     spec.replicas rounding up, maxUnavailable rounding down; both 0
+//     makes maxUnavailable 1; maxUnavailable is at most replicas. The new
+//     ReplicaSet is created (or found) with NewRSNewReplicas:
+//     min(replicas + maxSurge - sum of all ReplicaSets, replicas - its
+//     size) more, where each ReplicaSet counts max(spec.replicas,
+//     status.replicas) (upstream: spec.replicas; a ReplicaSet just scaled
+//     down still runs the pods being deleted). If the new ReplicaSet was scaled (up, or down to
+//     replicas) the round ends. Else old ReplicaSets are scaled down
+//     (reconcileOldReplicaSets): at most all - (replicas - maxUnavailable)
+//   - (new ReplicaSet's replicas not yet available), first replicas
+//     that are not available, oldest ReplicaSet first
+//     (cleanupUnhealthyReplicas), then as many as keep the sum of
+//     availableReplicas at replicas - maxUnavailable, oldest first. If
+//     nothing was scaled and the stored status is complete, cleanup.
+//     Unlike upstream, that sum counts each ReplicaSet's available pods
+//     at most up to its spec.replicas: right after a scale-down its
+//     status still counts the pods being deleted, and upstream, summing
+//     the status alone, can go below replicas - maxUnavailable when a
+//     new pod turns ready before that status is rewritten.
+//   - Recreate (rolloutRecreate): every active old ReplicaSet is scaled
+//     to 0; the round ends if one was; while an old ReplicaSet reports
+//     replicas or one of its pods is neither Succeeded nor Failed
+//     (terminating ones count), nothing more; then the new ReplicaSet is
+//     created (or scaled) with spec.replicas; cleanup when complete.
 //
-// maxSurge is resolved against spec.replicas rounding up, maxUnavailable
-// rounding down; if both resolve to 0, maxUnavailable is 1 (validation
-// rejects both being 0 literally). A pod is available when it has been
-// Ready (the Ready condition's lastTransitionTime) for more than
-// minReadySeconds; the controller re-checks when the next pod should
-// become available. Each round (computePlan, a pure function) does one of:
+// Availability (minReadySeconds) is the ReplicaSets' status: the
+// ReplicaSet controller re-checks a pod when it should become available.
+// Updates of a ReplicaSet carry the cached resourceVersion, so a stale
+// cache makes a conflict (retried), never a second scale; the new
+// ReplicaSet's name is deterministic, so a stale cache never creates it
+// twice. This is why the controller needs no expectations, as upstream.
 //
-//   - too many new pods: delete the surplus, in deletion order;
-//   - too few new pods: create min(replicas - new, replicas + maxSurge -
-//     total); the round ends, old pods are looked at in the next one;
-//   - old pods left: delete old pods that are not available (they cost no
-//     availability), at most total - (replicas - maxUnavailable) - (new
-//     pods not yet available); then delete as many more old pods, oldest
-//     revision first, as keep availableReplicas >= replicas -
-//     maxUnavailable.
+// # Status (calculateStatus, syncRolloutStatus)
 //
-// So non-terminating pods never exceed replicas + maxSurge, and the
-// controller never takes available pods below replicas - maxUnavailable;
-// old pods go only as new ones become available. Plain scaling is the
-// same rules with no old pods. Recreate deletes every old pod, waits until
-// none is left, terminating ones included, then creates the new pods.
-//
-// Deletion order (Kubernetes' ActivePods, simplified): unscheduled before
-// scheduled; Pending before Unknown before Running; not Ready before
-// Ready; Ready for less time first; more restarts first; newest first.
-//
-// A paused Deployment does not roll out (no new revision is recorded, no
-// pod of a new template is created, rollbacks wait) but still scales:
-// surplus pods go in deletion order whatever their revision, missing pods
-// are added to the newest revision that has pods. A paused Deployment
-// without pods gets none, as Kubernetes creates no ReplicaSet while
-// paused. Kubernetes' proportional scaling of several ReplicaSets during
-// a rollout is not reproduced.
-//
-// # Expectations
-//
-// Before creating or deleting, the controller records how many creations
-// and which deletions it expects for the Deployment; pod events lower
-// them. While any are pending the Deployment is not planned again (its
-// status still is), so a pod cache that has not caught up with the
-// controller's own writes never causes a second create or delete. Pending
-// expectations expire after Options.ExpectationsTTL (5 minutes) in case
-// an event was lost. Creations go in slow-start batches (1, 2, 4, ...) and
-// stop at the first failing batch; at most 500 pods are created or
-// deleted per round.
-//
-// # Status
-//
-// status.replicas counts non-terminating pods; updatedReplicas those with
-// the current hash; readyReplicas the Ready ones; availableReplicas the
-// available ones; unavailableReplicas is spec.replicas - available (not
-// below 0); observedGeneration is metadata.generation (which the server
-// also bumps on annotation changes, as Kubernetes does for Deployments).
-// terminatingReplicas and collisionCount are not set. Conditions:
+// replicas, readyReplicas and availableReplicas are the sums of the
+// ReplicaSets' status; updatedReplicas the new one's status.replicas;
+// unavailableReplicas the sum of spec.replicas minus available (not below
+// 0); observedGeneration is metadata.generation; collisionCount is kept.
+// terminatingReplicas is not set. Conditions:
 //
 //   - Available: True/MinimumReplicasAvailable when availableReplicas >=
 //     replicas - maxUnavailable, else False/MinimumReplicasUnavailable.
 //   - Progressing (only with a progressDeadlineSeconds other than
-//     MaxInt32): True/NewReplicaSetCreated when a template's rollout
-//     starts; True/ReplicaSetUpdated whenever updated, ready or available
-//     pods increase or old pods decrease; True/NewReplicaSetAvailable when
-//     every pod is updated and available; False/ProgressDeadlineExceeded
-//     when no progress was seen for progressDeadlineSeconds;
-//     Unknown/DeploymentPaused and Unknown/DeploymentResumed around a
-//     pause. The controller re-checks at the deadline.
+//     MaxInt32): Unknown/DeploymentPaused on pause and
+//     Unknown/DeploymentResumed on resume (checkPausedConditions, not over
+//     a timed-out one); True/NewReplicaSetCreated "Created new replica set
+//     %q" when the new ReplicaSet was created, True/FoundNewReplicaSet
+//     when it existed and there was no condition; then, in a rollout
+//     round that is not already complete: True/NewReplicaSetAvailable
+//     "ReplicaSet %q has successfully progressed." when every replica is
+//     updated and available; True/ReplicaSetUpdated "ReplicaSet %q is
+//     progressing." (lastUpdateTime now) when updated, ready or available
+//     replicas rose or old ones fell against the stored status;
+//     False/ProgressDeadlineExceeded "ReplicaSet %q has timed out
+//     progressing." when the condition's lastUpdateTime is more than
+//     progressDeadlineSeconds ago. The round asks to be re-run a second
+//     after the deadline (requeueStuckDeployment).
+//   - ReplicaFailure: the new ReplicaSet's ReplicaFailure condition, else
+//     an old one's; removed when none has one.
 //
-// Status is written through the status subresource, and only when it
-// differs from the stored one.
+// Conditions are set as SetDeploymentCondition: unchanged when status and
+// reason are, lastTransitionTime kept while the status stays, the changed
+// condition moved last. Paused, scaling and deleting rounds only
+// recompute counters and Available (syncDeploymentStatus). Status is
+// written through the status subresource, and only when it differs.
+//
+// # Upgrade from pod-owning Deployments (Migrate)
+//
+// Earlier Skiff versions had no ReplicaSets: Deployments controlled their
+// pods directly and kept their revisions in a skiff.dev/revision-history
+// annotation. Migrate, which the server runs before any controller
+// starts, moves each such Deployment: a ReplicaSet per template hash (the
+// one the pods carry, computed as ComputeHash without a collision count)
+// with that template, revision and change-cause, and as spec.replicas the
+// number of its active pods; then every pod's controller reference is
+// changed to its ReplicaSet (and its pod-template-hash label set), with
+// uid and resourceVersion preconditions; last the legacy annotations are
+// removed. The ReplicaSet controller then finds exactly its replicas and
+// creates or deletes none; no pod restarts. Each step is idempotent.
 //
 // # Controller
 //
-// New registers handlers on the Deployment and Pod informers (and a pod
-// index by controller uid); handlers only enqueue "namespace/name" keys.
-// Run waits for both caches, then workers sync keys from a
-// client/workqueue with back-off (100ms to 30s) and a retry cap (15, then
-// the key is dropped until its next change). A sync reads only the
-// caches; it never mutates cached objects. When the Deployment cache is
-// older than the controller's own last write of a Deployment (by
-// resourceVersion, the store's increasing revision), the sync starts from
-// that write instead, so the controller does not conflict with itself.
-// A Deployment with pending expectations is re-synced when they expire.
+// New registers handlers on the Deployment, ReplicaSet and Pod informers
+// and indexes (ReplicaSets by controlling Deployment uid or as orphans of
+// a namespace; pods by controller uid); handlers only enqueue
+// "namespace/name" keys: a ReplicaSet's Deployment, or for an orphan
+// every Deployment whose selector matches it; a pod's Deployment only for
+// Recreate (whose new ReplicaSet waits for old pods). Run waits for the
+// caches, then workers sync keys from a client/workqueue with back-off
+// (100ms to 30s) and a retry cap (15). A sync never mutates cached
+// objects. When the Deployment cache is older than the controller's own
+// last write (by resourceVersion), the sync starts from that write.
+//
+// # Benchmarks
+//
+// BenchmarkScaleUp creates a 200-replica Deployment; BenchmarkRollout1000
+// rolls a 1,000-replica Deployment to a new template through ReplicaSets
+// and reports the deployment controller's API writes per rollout. Both
+// run against a real server; no figures are recorded here.
 //
 // # Wiring
 //
-// The server runs it as controller "deployment" on shared informers:
+// The server runs it as controller "deployment" on shared informers,
+// after Migrate:
 //
+//	_ = deployment.Migrate(ctx, c, log)
 //	ctl := deployment.New(deployment.Deps{Client: c, Deployments: deploymentsInformer,
-//		Pods: podsInformer, Recorder: recorder, Log: log}, deployment.Options{})
+//		ReplicaSets: replicaSetsInformer, Pods: podsInformer, Recorder: recorder, Log: log}, deployment.Options{})
 //	go ctl.Run(ctx)
 package deployment

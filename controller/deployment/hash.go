@@ -1,6 +1,7 @@
 package deployment
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -13,12 +14,15 @@ import (
 // words) and no 0, 1, 3 (no confusable characters).
 const safeAlphabet = "bcdfghjklmnpqrstvwxz2456789"
 
-// TemplateHash is the pod-template-hash of a pod template: the 32-bit FNV-1a
-// hash of the template's JSON encoding, printed in decimal and rendered
-// digit by digit in the safe alphabet, as Kubernetes' ComputeHash renders
-// its (spew-based) hash. encoding/json writes struct fields in declaration
-// order and map keys sorted, so equal templates always hash alike.
-func TemplateHash(t *api.PodTemplateSpec) string {
+// ComputeHash is the pod-template-hash of a Deployment's template, as
+// Kubernetes' controller.ComputeHash: the 32-bit FNV-1a hash of the
+// template (here its JSON encoding, where upstream uses a spew dump), then,
+// when collisionCount is set, 8 bytes holding its value as a little-endian
+// uint32 written into the same hash; the sum is printed in decimal and rendered in the
+// safe alphabet (rand.SafeEncodeString). encoding/json writes struct
+// fields in declaration order and map keys sorted, so equal templates
+// always hash alike.
+func ComputeHash(t *api.PodTemplateSpec, collisionCount *int32) string {
 	h := fnv.New32a()
 	b, err := json.Marshal(t)
 	if err != nil {
@@ -27,8 +31,17 @@ func TemplateHash(t *api.PodTemplateSpec) string {
 		b = fmt.Appendf(nil, "%#v", *t)
 	}
 	h.Write(b)
+	if collisionCount != nil {
+		var buf [8]byte // upstream writes 8 bytes, the count in the first 4
+		binary.LittleEndian.PutUint32(buf[:], uint32(*collisionCount))
+		h.Write(buf[:])
+	}
 	return safeEncode(strconv.FormatUint(uint64(h.Sum32()), 10))
 }
+
+// TemplateHash is ComputeHash without a collision count: the hash the
+// pods of earlier Skiff versions (which had no ReplicaSets) carry.
+func TemplateHash(t *api.PodTemplateSpec) string { return ComputeHash(t, nil) }
 
 // safeEncode maps each byte of s into safeAlphabet, as SafeEncodeString.
 func safeEncode(s string) string {
@@ -39,30 +52,6 @@ func safeEncode(s string) string {
 	return string(out)
 }
 
-// maxGeneratedNameLength is the longest generateName prefix Kubernetes
-// keeps (63 minus the 5-character random suffix).
-const maxGeneratedNameLength = 58
-
-// replicaSetName is the name of the virtual replica set of one template
-// hash, "<deployment>-<hash>": the prefix of its pods' names, and the name
-// events and conditions use where Kubernetes names a ReplicaSet.
+// replicaSetName is the name of the ReplicaSet of one template hash,
+// "<deployment>-<hash>", as upstream names it.
 func replicaSetName(deploy, hash string) string { return deploy + "-" + hash }
-
-// groupName names a group of pods in Events: its replica set name, or
-// for adopted pods without the label, "<deployment> (no pod-template-hash)".
-func groupName(deploy, hash string) string {
-	if hash == "" {
-		return deploy + " (no " + LabelPodTemplateHash + ")"
-	}
-	return replicaSetName(deploy, hash)
-}
-
-// podNamePrefix is the generateName of the pods of one template hash,
-// truncated as Kubernetes truncates generated names.
-func podNamePrefix(deploy, hash string) string {
-	p := replicaSetName(deploy, hash) + "-"
-	if len(p) > maxGeneratedNameLength {
-		p = p[:maxGeneratedNameLength]
-	}
-	return p
-}

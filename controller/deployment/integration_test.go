@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +30,7 @@ type env struct {
 	c      *client.Client
 	dInfo  *api.ResourceInfo
 	pInfo  *api.ResourceInfo
+	rsInfo *api.ResourceInfo
 	rec    *recorder
 	node   *nodeSim
 	cancel context.CancelFunc
@@ -39,12 +42,20 @@ func start(t testing.TB) *env {
 	if testing.Short() {
 		t.Skip("a real API server; -short runs the tests on the fake API only")
 	}
-	// The test binds pods itself, as node and scheduler.
+	// The test binds pods itself, as node and scheduler; the server's
+	// ReplicaSet controller makes the pods.
 	c := servertest.Start(t, servertest.Options{DisabledControllers: []string{"deployment", "scheduler"}}).Client()
+	return startOn(t, c, c, deployment.Options{Workers: 2})
+}
+
+// startOn runs the controller under test against the server of c, its
+// writes going through ctlClient.
+func startOn(t testing.TB, c *client.Client, ctlClient deployment.Client, opts deployment.Options) *env {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	res := api.Resources()
 	e := &env{t: t, ctx: ctx, c: c, dInfo: api.Lookup(res, "apps/v1", "deployments"), pInfo: api.Lookup(res, "v1", "pods"),
-		rec: &recorder{}, cancel: cancel, wg: &sync.WaitGroup{}}
+		rsInfo: api.Lookup(res, "apps/v1", "replicasets"), rec: &recorder{}, cancel: cancel, wg: &sync.WaitGroup{}}
 
 	log := slog.New(slog.DiscardHandler)
 	if os.Getenv("SKIFF_TEST_LOG") != "" {
@@ -52,11 +63,13 @@ func start(t testing.TB) *env {
 	}
 	deploys := client.NewInformer(c, e.dInfo, client.InformerOptions{})
 	pods := client.NewInformer(c, e.pInfo, client.InformerOptions{})
-	ctl := deployment.New(deployment.Deps{Client: c, Deployments: deploys, Pods: pods, Recorder: e.rec, Log: log},
-		deployment.Options{Workers: 2})
+	rss := client.NewInformer(c, e.rsInfo, client.InformerOptions{})
+	ctl := deployment.New(deployment.Deps{Client: ctlClient, Deployments: deploys, ReplicaSets: rss, Pods: pods, Recorder: e.rec, Log: log},
+		opts)
 	e.node = newNodeSim(c, e.pInfo)
 	e.wg.Go(func() { deploys.Run(ctx) })
 	e.wg.Go(func() { pods.Run(ctx) })
+	e.wg.Go(func() { rss.Run(ctx) })
 	e.wg.Go(func() {
 		if err := ctl.Run(ctx); err != nil {
 			t.Errorf("controller: %v", err)
@@ -293,6 +306,28 @@ func (e *env) mutate(name string, f func(d *api.Deployment)) *api.Deployment {
 	return nil
 }
 
+// listReplicaSets lists the ReplicaSets controlled by Deployment name,
+// oldest revision first.
+func (e *env) listReplicaSets(name string) []api.ReplicaSet {
+	e.t.Helper()
+	var l api.ReplicaSetList
+	if err := e.c.List(e.ctx, e.rsInfo, ns, client.ListOptions{}, &l); err != nil {
+		e.t.Fatalf("list replica sets: %v", err)
+	}
+	var out []api.ReplicaSet
+	for _, rs := range l.Items {
+		if ref := api.ControllerRef(&rs.ObjectMeta); ref != nil && ref.Kind == "Deployment" && ref.Name == name {
+			out = append(out, rs)
+		}
+	}
+	slices.SortFunc(out, func(a, b api.ReplicaSet) int {
+		ra, _ := strconv.Atoi(a.Annotations[deployment.AnnotationRevision])
+		rb, _ := strconv.Atoi(b.Annotations[deployment.AnnotationRevision])
+		return ra - rb
+	})
+	return out
+}
+
 func (e *env) listPods(name string) []api.Pod {
 	e.t.Helper()
 	var l api.PodList
@@ -367,6 +402,14 @@ func (e *env) waitComplete(name string, replicas int32) *api.Deployment {
 		for _, p := range pods {
 			if p.DeletionTimestamp != nil || p.Labels[deployment.LabelPodTemplateHash] != hash || !api.IsPodReady(&p) {
 				return false, detail + " pod " + p.Name + " not current"
+			}
+			if ref := api.ControllerRef(&p.ObjectMeta); ref == nil || ref.Kind != "ReplicaSet" || ref.Name != name+"-"+hash {
+				return false, detail + " pod " + p.Name + " not owned by the new replica set"
+			}
+		}
+		for _, rs := range e.listReplicaSets(name) {
+			if want := int32(0); rs.Name != name+"-"+hash && (rs.Spec.Replicas == nil || *rs.Spec.Replicas != want) {
+				return false, detail + " old replica set " + rs.Name + " not scaled to 0"
 			}
 		}
 		a, p := condition(d, api.DeploymentAvailable), condition(d, api.DeploymentProgressing)
@@ -465,9 +508,18 @@ func TestCreateAndScale(t *testing.T) {
 		t.Errorf("revision annotation %q, want 1", d.Annotations[deployment.AnnotationRevision])
 	}
 	hash := deployment.TemplateHash(&d.Spec.Template)
+	rss := e.listReplicaSets("web")
+	if len(rss) != 1 || rss[0].Name != "web-"+hash || rss[0].Spec.Selector.MatchLabels[deployment.LabelPodTemplateHash] != hash ||
+		rss[0].Annotations[deployment.AnnotationRevision] != "1" || rss[0].Annotations[deployment.AnnotationDesiredReplicas] != "3" ||
+		rss[0].Annotations[deployment.AnnotationMaxReplicas] != "4" {
+		t.Fatalf("replica sets %+v", rss)
+	}
+	if ref := api.ControllerRef(&rss[0].ObjectMeta); ref == nil || ref.UID != d.UID || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
+		t.Errorf("replica set owner %+v", rss[0].OwnerReferences)
+	}
 	for _, p := range e.listPods("web") {
 		ref := api.ControllerRef(&p.ObjectMeta)
-		if ref == nil || ref.UID != d.UID || ref.Kind != "Deployment" || ref.BlockOwnerDeletion == nil || !*ref.BlockOwnerDeletion {
+		if ref == nil || ref.UID != rss[0].UID || ref.Kind != "ReplicaSet" {
 			t.Errorf("pod %s owner %+v", p.Name, p.OwnerReferences)
 		}
 		prefix := "web-" + hash + "-"
@@ -476,15 +528,6 @@ func TestCreateAndScale(t *testing.T) {
 		}
 	}
 	original := podNames(e.listPods("web"))
-	// The last of the original pods to become Ready (fake ready times
-	// increase per pod readied).
-	var newestReady string
-	var newestTime time.Time
-	for _, p := range e.listPods("web") {
-		if c := api.GetPodCondition(&p.Status, api.PodReady); c != nil && c.LastTransitionTime.After(newestTime) {
-			newestReady, newestTime = p.Name, c.LastTransitionTime.Time
-		}
-	}
 
 	// Scale to 5; the node keeps the new pods from becoming Ready.
 	e.node.setPolicy(func(p *api.Pod) (time.Duration, bool) { return 0, false })
@@ -503,18 +546,18 @@ func TestCreateAndScale(t *testing.T) {
 		t.Errorf("Available = %+v", a)
 	}
 
-	// Scale to 2: the two not-ready pods go first, then the most recently
-	// ready of the original three.
+	// Scale to 2: the two not-ready pods go first (the ReplicaSet
+	// controller's deletion order), then one of the original three.
 	inv.arm(2, 5)
 	e.mutate("web", func(d *api.Deployment) { *d.Spec.Replicas = 2 })
 	e.waitFor("2 pods", 20*time.Second, func() (bool, string) {
 		pods := e.listPods("web")
 		return len(pods) == 2, fmt.Sprintf("pods %v", podNames(pods))
 	})
-	left := podNames(e.listPods("web"))
-	want := slices.DeleteFunc(slices.Clone(original), func(n string) bool { return n == newestReady })
-	if !slices.Equal(left, want) {
-		t.Errorf("after scale-down pods %v, want %v (original %v, newest ready %s)", left, want, original, newestReady)
+	for _, n := range podNames(e.listPods("web")) {
+		if !slices.Contains(original, n) {
+			t.Errorf("after scale-down pod %s is left, not one of the original %v", n, original)
+		}
 	}
 	e.waitComplete("web", 2)
 	inv.report(t)
@@ -522,8 +565,6 @@ func TestCreateAndScale(t *testing.T) {
 		"Normal ScalingReplicaSet: Scaled up replica set web-" + hash + " from 0 to 3",
 		"Normal ScalingReplicaSet: Scaled up replica set web-" + hash + " from 3 to 5",
 		"Normal ScalingReplicaSet: Scaled down replica set web-" + hash + " from 5 to 2",
-		"Normal SuccessfulCreate: Created pod: web-" + hash + "-",
-		"Normal SuccessfulDelete: Deleted pod: web-" + hash + "-",
 	} {
 		if !e.rec.has(ev) {
 			t.Errorf("no event %q; events:\n%s", ev, e.rec)
@@ -559,18 +600,20 @@ func TestRollingUpdateAndRollback(t *testing.T) {
 	if got := d.Annotations[deployment.AnnotationRevision]; got != "2" {
 		t.Errorf("revision %q, want 2", got)
 	}
-	h, err := deployment.History(d)
-	if err != nil || len(h) != 2 || h[0].Hash != hash1 || h[1].Hash != hash2 || h[0].Template.Spec.Containers[0].Image != "nginx:1" {
-		t.Fatalf("history %+v, %v", h, err)
+	rss := e.listReplicaSets("web")
+	if len(rss) != 2 || rss[0].Name != "web-"+hash1 || rss[1].Name != "web-"+hash2 ||
+		rss[0].Annotations[deployment.AnnotationRevision] != "1" || rss[1].Annotations[deployment.AnnotationRevision] != "2" ||
+		*rss[0].Spec.Replicas != 0 || rss[0].Spec.Template.Spec.Containers[0].Image != "nginx:1" {
+		t.Fatalf("replica sets after the rollout: %s", rsSummary(rss))
 	}
 
-	// Roll back to the previous revision through the annotation.
+	// Roll back to revision 1 as kubectl rollout undo does, client-side:
+	// the template of that revision's ReplicaSet without the hash label.
 	inv.arm(3, 5)
-	e.mutate("web", func(d *api.Deployment) { d.Annotations[deployment.AnnotationRollbackTo] = "0" })
-	e.waitFor("the rollback to be consumed", 10*time.Second, func() (bool, string) {
-		d := e.get("web")
-		_, pending := d.Annotations[deployment.AnnotationRollbackTo]
-		return !pending && deployment.TemplateHash(&d.Spec.Template) == hash1, fmt.Sprintf("annotations %v", d.Annotations)
+	e.mutate("web", func(d *api.Deployment) {
+		d.Spec.Template = rss[0].Spec.Template
+		d.Spec.Template.Labels = maps.Clone(d.Spec.Template.Labels)
+		delete(d.Spec.Template.Labels, deployment.LabelPodTemplateHash)
 	})
 	d = e.waitComplete("web", 4)
 	if got := d.Spec.Template.Spec.Containers[0].Image; got != "nginx:1" {
@@ -579,28 +622,21 @@ func TestRollingUpdateAndRollback(t *testing.T) {
 	if got := d.Annotations[deployment.AnnotationRevision]; got != "3" {
 		t.Errorf("revision after rollback %q, want 3", got)
 	}
-	if h, _ := deployment.History(d); len(h) != 2 || h[0].Revision != 2 || h[1].Revision != 3 || h[1].Hash != hash1 {
-		t.Errorf("history after rollback %+v", h)
+	rss = e.listReplicaSets("web")
+	if len(rss) != 2 || rss[0].Name != "web-"+hash2 || rss[1].Name != "web-"+hash1 ||
+		rss[1].Annotations[deployment.AnnotationRevision] != "3" || rss[1].Annotations[deployment.AnnotationRevisionHistory] != "1" {
+		t.Errorf("replica sets after the rollback: %s", rsSummary(rss))
 	}
 	inv.report(t)
-	if !e.rec.has(`Normal DeploymentRollback: Rolled back deployment "web" to revision 1`) {
-		t.Errorf("no rollback event; events:\n%s", e.rec)
-	}
+}
 
-	// A rollback to a revision that is not there only clears the annotation.
-	e.mutate("web", func(d *api.Deployment) { d.Annotations[deployment.AnnotationRollbackTo] = "7" })
-	e.waitFor("the bad rollback to be consumed", 10*time.Second, func() (bool, string) {
-		d := e.get("web")
-		_, pending := d.Annotations[deployment.AnnotationRollbackTo]
-		return !pending, fmt.Sprintf("annotations %v", d.Annotations)
-	})
-	// The event is recorded after the update that clears the annotation.
-	e.waitFor("a warning for a missing revision", 10*time.Second, func() (bool, string) {
-		return e.rec.has("Warning DeploymentRollbackRevisionNotFound"), fmt.Sprintf("events:\n%s", e.rec)
-	})
-	if d := e.get("web"); deployment.TemplateHash(&d.Spec.Template) != hash1 {
-		t.Error("a failed rollback changed the template")
+func rsSummary(rss []api.ReplicaSet) string {
+	var b strings.Builder
+	for _, rs := range rss {
+		fmt.Fprintf(&b, "%s replicas=%d rev=%s history=%s; ", rs.Name, *rs.Spec.Replicas,
+			rs.Annotations[deployment.AnnotationRevision], rs.Annotations[deployment.AnnotationRevisionHistory])
 	}
+	return b.String()
 }
 
 func TestRestartedAtRollsOut(t *testing.T) {
@@ -798,32 +834,55 @@ func TestScaleSubresource(t *testing.T) {
 	}
 }
 
+// TestAdoptsOrphans: an orphan ReplicaSet matching the selector is
+// adopted (and, of another template, scaled away as an old one); a
+// controlled ReplicaSet whose labels stop matching is released.
 func TestAdoptsOrphans(t *testing.T) {
 	e := start(t)
-	// An orphan pod matching the selector exists before the Deployment.
-	orphan := &api.Pod{
-		ObjectMeta: api.ObjectMeta{Name: "orphan", Namespace: ns, Labels: map[string]string{"app": "web"}},
-		Spec:       api.PodSpec{Containers: []api.Container{{Name: "app", Image: "nginx:0"}}},
+	zero := int32(1)
+	orphan := &api.ReplicaSet{
+		ObjectMeta: api.ObjectMeta{Name: "orphan", Namespace: ns, Labels: map[string]string{"app": "web", "v": "0"}},
+		Spec: api.ReplicaSetSpec{Replicas: &zero,
+			Selector: &api.LabelSelector{MatchLabels: map[string]string{"app": "web", "v": "0"}},
+			Template: api.PodTemplateSpec{ObjectMeta: api.ObjectMeta{Labels: map[string]string{"app": "web", "v": "0"}},
+				Spec: api.PodSpec{Containers: []api.Container{{Name: "app", Image: "nginx:0"}}}}},
 	}
-	if err := e.c.Create(e.ctx, e.pInfo, ns, orphan); err != nil {
+	if err := e.c.Create(e.ctx, e.rsInfo, ns, orphan); err != nil {
 		t.Fatal(err)
 	}
-	e.create(newDeployment("web", 2, "nginx:1"))
-	e.waitFor("the orphan to be adopted and replaced", 20*time.Second, func() (bool, string) {
-		pods := e.listPods("web")
-		for _, p := range pods {
-			if p.Name == "orphan" {
-				ref := api.ControllerRef(&p.ObjectMeta)
-				return false, fmt.Sprintf("orphan owner %+v", ref)
-			}
+	d := e.create(newDeployment("web", 2, "nginx:1"))
+	e.waitFor("the orphan to be adopted and scaled down", 20*time.Second, func() (bool, string) {
+		rs := &api.ReplicaSet{}
+		if err := e.c.Get(e.ctx, e.rsInfo, ns, "orphan", rs); err != nil {
+			return false, err.Error()
 		}
-		return len(pods) == 2, fmt.Sprintf("pods %v", podNames(pods))
+		ref := api.ControllerRef(&rs.ObjectMeta)
+		return ref != nil && ref.UID == d.UID && *rs.Spec.Replicas == 0, fmt.Sprintf("owner %+v replicas %d", ref, *rs.Spec.Replicas)
 	})
 	e.waitComplete("web", 2)
-	// The orphan, adopted, counted as an old pod and was rolled away.
-	if !e.rec.has("Scaled down replica set web (no pod-template-hash) from 1 to 0") {
+	if !e.rec.has("Scaled down replica set orphan from 1 to 0") {
 		t.Errorf("events:\n%s", e.rec)
 	}
+	// Relabel the adopted one: it no longer matches and is released.
+	for range 10 {
+		rs := &api.ReplicaSet{}
+		if err := e.c.Get(e.ctx, e.rsInfo, ns, "orphan", rs); err != nil {
+			t.Fatal(err)
+		}
+		rs.Labels = map[string]string{"app": "other", "v": "0"}
+		if err := e.c.Update(e.ctx, e.rsInfo, ns, rs); err == nil {
+			break
+		} else if !client.IsConflict(err) {
+			t.Fatal(err)
+		}
+	}
+	e.waitFor("the relabeled replica set to be released", 20*time.Second, func() (bool, string) {
+		rs := &api.ReplicaSet{}
+		if err := e.c.Get(e.ctx, e.rsInfo, ns, "orphan", rs); err != nil {
+			return false, err.Error()
+		}
+		return api.ControllerRef(&rs.ObjectMeta) == nil, fmt.Sprintf("owners %+v", rs.OwnerReferences)
+	})
 }
 
 // BenchmarkScaleUp measures a Deployment going from 0 to 200 Ready pods
@@ -855,4 +914,53 @@ func BenchmarkScaleUp(b *testing.B) {
 			b.ReportMetric(float64(replicas)/time.Since(begin).Seconds(), "pods/s")
 		}()
 	}
+}
+
+// TestProportionalScaling: a Deployment scaled in the middle of a rollout
+// that cannot progress (new pods never Ready) grows both ReplicaSets in
+// proportion to their sizes, as upstream: 10 replicas, maxSurge 3,
+// maxUnavailable 2 stall at old 8 + new 5 (max-replicas 13); scaled to 20
+// (max 23), the old gets round(8*23/13) = 14 and the new the 4 left, 9.
+func TestProportionalScaling(t *testing.T) {
+	e := start(t)
+	d := newDeployment("web", 10, "nginx:1")
+	surge, unavail := api.FromInt32(3), api.FromInt32(2)
+	d.Spec.Strategy = api.DeploymentStrategy{Type: api.RollingUpdateDeploymentStrategyType,
+		RollingUpdate: &api.RollingUpdateDeployment{MaxSurge: &surge, MaxUnavailable: &unavail}}
+	e.create(d)
+	e.waitComplete("web", 10)
+	e.node.setPolicy(func(*api.Pod) (time.Duration, bool) { return 0, false })
+	e.mutate("web", func(d *api.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "nginx:2" })
+	sizes := func() (string, bool) {
+		rss := e.listReplicaSets("web")
+		if len(rss) != 2 {
+			return rsSummary(rss), false
+		}
+		return rsSummary(rss), true
+	}
+	want := func(old, cur int32) func() (bool, string) {
+		return func() (bool, string) {
+			s, ok := sizes()
+			if !ok {
+				return false, s
+			}
+			rss := e.listReplicaSets("web")
+			return *rss[0].Spec.Replicas == old && *rss[1].Spec.Replicas == cur, s
+		}
+	}
+	e.waitFor("the rollout to stall at 8 old + 5 new", 20*time.Second, want(8, 5))
+	time.Sleep(500 * time.Millisecond)
+	if ok, s := want(8, 5)(); !ok {
+		t.Fatalf("the stalled rollout moved: %s", s)
+	}
+	e.mutate("web", func(d *api.Deployment) { *d.Spec.Replicas = 20 })
+	e.waitFor("proportional scaling to 14 old + 9 new", 20*time.Second, want(14, 9))
+	for _, rs := range e.listReplicaSets("web") {
+		if rs.Annotations[deployment.AnnotationDesiredReplicas] != "20" || rs.Annotations[deployment.AnnotationMaxReplicas] != "23" {
+			t.Errorf("%s annotations %v", rs.Name, rs.Annotations)
+		}
+	}
+	// The rollout then completes once new pods become Ready.
+	e.node.setPolicy(func(*api.Pod) (time.Duration, bool) { return 0, true })
+	e.waitComplete("web", 20)
 }

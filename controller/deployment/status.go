@@ -3,17 +3,17 @@ package deployment
 import (
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
 )
 
-// Condition reasons, as Kubernetes' deployment controller writes them.
+// Condition reasons, as upstream's deployment util names them.
 const (
 	ReasonMinimumReplicasAvailable   = "MinimumReplicasAvailable"
 	ReasonMinimumReplicasUnavailable = "MinimumReplicasUnavailable"
 	ReasonNewReplicaSetCreated       = "NewReplicaSetCreated"
+	ReasonFoundNewReplicaSet         = "FoundNewReplicaSet"
 	ReasonReplicaSetUpdated          = "ReplicaSetUpdated"
 	ReasonNewReplicaSetAvailable     = "NewReplicaSetAvailable"
 	ReasonProgressDeadlineExceeded   = "ProgressDeadlineExceeded"
@@ -21,134 +21,169 @@ const (
 	ReasonDeploymentResumed          = "DeploymentResumed"
 )
 
-// statusInput is what status computation looks at.
-type statusInput struct {
-	d      *api.Deployment // the Deployment as stored (its status is the old one)
-	hash   string          // hash of spec.template
-	bounds bounds
-	pods   []podState // active pods, terminating ones marked
-	now    time.Time
+// StatusInput is what status computation looks at.
+type StatusInput struct {
+	// Deployment as stored (its status is the old one).
+	Deployment *api.Deployment
+	Bounds     bounds
+	// Plan is the round's plan (its New and Old ReplicaSets, Rollout,
+	// FoundNew); Created says the plan's Create was carried out.
+	Plan    Plan
+	Created bool
+	Now     time.Time
 }
 
-// computeStatus is the Deployment's next status and, when a later check is
-// due (a pod becoming available after minReadySeconds, the progress
-// deadline), how long until then (0: none). Counters count non-terminating
-// active pods: replicas all of them, updatedReplicas those of the current
-// template, readyReplicas the Ready ones, availableReplicas those Ready
-// for minReadySeconds; unavailableReplicas is spec.replicas minus
-// available (not below 0). Conditions follow Kubernetes' calculateStatus
-// and syncRolloutStatus; "ReplicaSet" in messages names the virtual
-// replica set <deployment>-<hash>.
-func computeStatus(in statusInput) (api.DeploymentStatus, time.Duration) {
-	d := in.d
-	replicas := replicasOf(d)
-	minReady := time.Duration(d.Spec.MinReadySeconds) * time.Second
+// ComputeStatus is the Deployment's next status and, when the progress
+// deadline needs a later look, how long until then (0: none). It follows
+// upstream: checkPausedConditions first; the NewReplicaSetCreated or
+// FoundNewReplicaSet condition of getNewReplicaSet; calculateStatus
+// (counters summed over the ReplicaSets, the Available condition); and
+// for a rollout syncRolloutStatus (Progressing, ReplicaFailure) with
+// requeueStuckDeployment.
+func ComputeStatus(in StatusInput) (api.DeploymentStatus, time.Duration) {
+	d, p := in.Deployment, in.Plan
+	now := api.NewTime(in.Now)
+	base := d.Status
+	base.Conditions = append([]api.DeploymentCondition(nil), d.Status.Conditions...)
+	pausedConditions(d, &base, now)
+	if hasProgressDeadline(d) && p.New != nil {
+		switch {
+		case in.Created:
+			setCondition(&base, api.DeploymentCondition{Type: api.DeploymentProgressing, Status: api.ConditionTrue,
+				Reason: ReasonNewReplicaSetCreated, Message: fmt.Sprintf("Created new replica set %q", p.New.Name)}, now)
+		case p.FoundNew && getCondition(&base, api.DeploymentProgressing) == nil:
+			setCondition(&base, api.DeploymentCondition{Type: api.DeploymentProgressing, Status: api.ConditionTrue,
+				Reason: ReasonFoundNewReplicaSet, Message: fmt.Sprintf("Found new replica set %q", p.New.Name)}, now)
+		}
+	}
+	st := calculateStatus(d, in.Bounds, p, base, now)
+	if !p.Rollout {
+		return st, 0
+	}
+	if !hasProgressDeadline(d) {
+		removeCondition(&st, api.DeploymentProgressing)
+	}
+	cur := getCondition(&base, api.DeploymentProgressing)
+	complete := st.Replicas == st.UpdatedReplicas && cur != nil && cur.Reason == ReasonNewReplicaSetAvailable
+	if hasProgressDeadline(d) && !complete {
+		subject := fmt.Sprintf("Deployment %q", d.Name)
+		if p.New != nil {
+			subject = fmt.Sprintf("ReplicaSet %q", p.New.Name)
+		}
+		switch {
+		case deploymentComplete(d, &st):
+			setCondition(&st, api.DeploymentCondition{Type: api.DeploymentProgressing, Status: api.ConditionTrue,
+				Reason: ReasonNewReplicaSetAvailable, Message: subject + " has successfully progressed."}, now)
+		case progressed(&base, &st):
+			c := api.DeploymentCondition{Type: api.DeploymentProgressing, Status: api.ConditionTrue,
+				Reason: ReasonReplicaSetUpdated, Message: subject + " is progressing.", LastUpdateTime: now, LastTransitionTime: now}
+			if cur != nil {
+				if cur.Status == api.ConditionTrue {
+					c.LastTransitionTime = cur.LastTransitionTime
+				}
+				removeCondition(&st, api.DeploymentProgressing)
+			}
+			st.Conditions = append(st.Conditions, c)
+		case timedOut(d, &st, now):
+			setCondition(&st, api.DeploymentCondition{Type: api.DeploymentProgressing, Status: api.ConditionFalse,
+				Reason: ReasonProgressDeadlineExceeded, Message: subject + " has timed out progressing."}, now)
+		}
+	}
+	if f := replicaFailure(p); f != nil {
+		setCondition(&st, *f, now)
+	} else {
+		removeCondition(&st, api.DeploymentReplicaFailure)
+	}
+	return st, stuckRequeue(d, &st, in.Now)
+}
+
+// calculateStatus is upstream's: counters over every ReplicaSet
+// (updatedReplicas the new one's status.replicas; unavailableReplicas the
+// sum of spec.replicas minus available, not below 0) and the Available
+// condition against replicas - maxUnavailable.
+func calculateStatus(d *api.Deployment, b bounds, p Plan, base api.DeploymentStatus, now api.Time) api.DeploymentStatus {
+	all := append([]*api.ReplicaSet(nil), p.Old...)
+	if p.New != nil {
+		all = append(all, p.New)
+	}
 	st := api.DeploymentStatus{
 		ObservedGeneration: d.Generation,
-		Conditions:         append([]api.DeploymentCondition(nil), d.Status.Conditions...),
 		CollisionCount:     d.Status.CollisionCount,
+		Conditions:         base.Conditions,
 	}
-	var next time.Time
-	for i := range in.pods {
-		p := &in.pods[i]
-		if p.terminating {
-			continue
-		}
-		st.Replicas++
-		if p.hash == in.hash {
-			st.UpdatedReplicas++
-		}
-		if p.ready {
-			st.ReadyReplicas++
-		}
-		if p.available {
-			st.AvailableReplicas++
-		}
-		if at := availableAt(p, minReady); !at.IsZero() && (next.IsZero() || at.Before(next)) {
-			next = at
-		}
+	var total int32
+	for _, rs := range all {
+		total += rsReplicas(rs)
+		st.Replicas += rs.Status.Replicas
+		st.ReadyReplicas += rs.Status.ReadyReplicas
+		st.AvailableReplicas += rs.Status.AvailableReplicas
 	}
-	st.UnavailableReplicas = max(replicas-st.AvailableReplicas, 0)
-
-	now := api.NewTime(in.now)
-	if st.AvailableReplicas >= replicas-in.bounds.unavailable {
+	if p.New != nil {
+		st.UpdatedReplicas = p.New.Status.Replicas
+	}
+	st.UnavailableReplicas = max(total-st.AvailableReplicas, 0)
+	if st.AvailableReplicas >= replicasOf(d)-b.unavailable {
 		setCondition(&st, api.DeploymentCondition{Type: api.DeploymentAvailable, Status: api.ConditionTrue,
 			Reason: ReasonMinimumReplicasAvailable, Message: "Deployment has minimum availability."}, now)
 	} else {
 		setCondition(&st, api.DeploymentCondition{Type: api.DeploymentAvailable, Status: api.ConditionFalse,
 			Reason: ReasonMinimumReplicasUnavailable, Message: "Deployment does not have minimum availability."}, now)
 	}
+	if len(st.Conditions) == 0 {
+		st.Conditions = nil
+	}
+	return st
+}
 
-	var wait time.Duration
-	if !next.IsZero() {
-		// Available means strictly after readySince+minReady: check just after.
-		wait = next.Sub(in.now) + 10*time.Millisecond
+// pausedConditions is upstream's checkPausedConditions: with a progress
+// deadline and not timed out, pausing sets Progressing
+// Unknown/DeploymentPaused and resuming Unknown/DeploymentResumed.
+func pausedConditions(d *api.Deployment, st *api.DeploymentStatus, now api.Time) {
+	if !hasProgressDeadline(d) {
+		return
 	}
-	if dl := progressCheck(d, &st, in.hash, now); dl > 0 && (wait == 0 || dl < wait) {
-		wait = dl
+	cur := getCondition(st, api.DeploymentProgressing)
+	if cur != nil && cur.Reason == ReasonProgressDeadlineExceeded {
+		return
 	}
-	return st, max(wait, 0)
+	pausedExists := cur != nil && cur.Reason == ReasonDeploymentPaused
+	switch {
+	case d.Spec.Paused && !pausedExists:
+		setCondition(st, api.DeploymentCondition{Type: api.DeploymentProgressing, Status: api.ConditionUnknown,
+			Reason: ReasonDeploymentPaused, Message: "Deployment is paused"}, now)
+	case !d.Spec.Paused && pausedExists:
+		setCondition(st, api.DeploymentCondition{Type: api.DeploymentProgressing, Status: api.ConditionUnknown,
+			Reason: ReasonDeploymentResumed, Message: "Deployment is resumed"}, now)
+	}
+}
+
+// replicaFailure is upstream's getReplicaFailures: the new ReplicaSet's
+// ReplicaFailure condition, else the first old one's.
+func replicaFailure(p Plan) *api.DeploymentCondition {
+	all := []*api.ReplicaSet{}
+	if p.New != nil {
+		all = append(all, p.New)
+	}
+	all = append(all, p.Old...)
+	for _, rs := range all {
+		for _, c := range rs.Status.Conditions {
+			if c.Type == "ReplicaFailure" {
+				return &api.DeploymentCondition{Type: api.DeploymentReplicaFailure, Status: c.Status, Reason: c.Reason,
+					Message: c.Message, LastUpdateTime: c.LastTransitionTime, LastTransitionTime: c.LastTransitionTime}
+			}
+		}
+	}
+	return nil
 }
 
 // hasProgressDeadline is false when progressDeadlineSeconds is unset or
-// MaxInt32 (Kubernetes' "no deadline").
+// MaxInt32 (upstream's "no deadline").
 func hasProgressDeadline(d *api.Deployment) bool {
 	p := d.Spec.ProgressDeadlineSeconds
 	return p != nil && *p != math.MaxInt32
 }
 
-// progressCheck updates the Progressing condition and returns how long
-// until the deadline should be checked again (0: no check due).
-func progressCheck(d *api.Deployment, st *api.DeploymentStatus, hash string, now api.Time) time.Duration {
-	cur := getCondition(st, api.DeploymentProgressing)
-	if d.Spec.Paused {
-		if cur == nil || cur.Reason != ReasonDeploymentPaused {
-			setProgressing(st, api.DeploymentCondition{Type: api.DeploymentProgressing, Status: api.ConditionUnknown,
-				Reason: ReasonDeploymentPaused, Message: "Deployment is paused"}, now)
-		}
-		return 0
-	}
-	if cur != nil && cur.Reason == ReasonDeploymentPaused {
-		setProgressing(st, api.DeploymentCondition{Type: api.DeploymentProgressing, Status: api.ConditionUnknown,
-			Reason: ReasonDeploymentResumed, Message: "Deployment is resumed"}, now)
-		cur = getCondition(st, api.DeploymentProgressing)
-	}
-	if !hasProgressDeadline(d) {
-		removeCondition(st, api.DeploymentProgressing)
-		return 0
-	}
-	rs := fmt.Sprintf("%q", replicaSetName(d.Name, hash))
-	replicas := replicasOf(d)
-	complete := st.UpdatedReplicas == replicas && st.Replicas == replicas &&
-		st.AvailableReplicas == replicas && st.ObservedGeneration >= d.Generation
-	switch {
-	case complete:
-		setCondition(st, api.DeploymentCondition{Type: api.DeploymentProgressing, Status: api.ConditionTrue,
-			Reason: ReasonNewReplicaSetAvailable, Message: "ReplicaSet " + rs + " has successfully progressed."}, now)
-		return 0
-	case cur == nil || cur.Reason != ReasonDeploymentResumed && !strings.Contains(cur.Message, rs):
-		// A rollout of this template starts: the deadline counts from now.
-		setProgressing(st, api.DeploymentCondition{Type: api.DeploymentProgressing, Status: api.ConditionTrue,
-			Reason: ReasonNewReplicaSetCreated, Message: "Created new replica set " + rs}, now)
-	case progressed(&d.Status, st):
-		setProgressing(st, api.DeploymentCondition{Type: api.DeploymentProgressing, Status: api.ConditionTrue,
-			Reason: ReasonReplicaSetUpdated, Message: "ReplicaSet " + rs + " is progressing."}, now)
-	case timedOut(d, cur, now):
-		setCondition(st, api.DeploymentCondition{Type: api.DeploymentProgressing, Status: api.ConditionFalse,
-			Reason: ReasonProgressDeadlineExceeded, Message: "ReplicaSet " + rs + " has timed out progressing."}, now)
-		return 0
-	}
-	cur = getCondition(st, api.DeploymentProgressing)
-	if cur.Reason == ReasonNewReplicaSetAvailable {
-		return 0 // scaled after completion: Kubernetes never times this out
-	}
-	deadline := cur.LastUpdateTime.Add(time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second)
-	// Timed out means strictly after the deadline: check a second later
-	// (condition times have second precision).
-	return deadline.Sub(now.Time) + time.Second
-}
-
-// progressed is Kubernetes' DeploymentProgressing: more updated, ready or
+// progressed is upstream's DeploymentProgressing: more updated, ready or
 // available pods, or fewer old ones, than the stored status says.
 func progressed(old, cur *api.DeploymentStatus) bool {
 	oldOld := old.Replicas - old.UpdatedReplicas
@@ -157,8 +192,10 @@ func progressed(old, cur *api.DeploymentStatus) bool {
 		cur.ReadyReplicas > old.ReadyReplicas || cur.AvailableReplicas > old.AvailableReplicas
 }
 
-// timedOut is Kubernetes' DeploymentTimedOut.
-func timedOut(d *api.Deployment, cur *api.DeploymentCondition, now api.Time) bool {
+// timedOut is upstream's DeploymentTimedOut: the Progressing condition
+// was last updated more than progressDeadlineSeconds ago.
+func timedOut(d *api.Deployment, st *api.DeploymentStatus, now api.Time) bool {
+	cur := getCondition(st, api.DeploymentProgressing)
 	if cur == nil {
 		return false
 	}
@@ -172,6 +209,18 @@ func timedOut(d *api.Deployment, cur *api.DeploymentCondition, now api.Time) boo
 	return deadline.Before(now.Time)
 }
 
+// stuckRequeue is upstream's requeueStuckDeployment: when a rollout
+// might time out, how long until the deadline check (a second after it,
+// condition times having second precision); 0 when none is due.
+func stuckRequeue(d *api.Deployment, st *api.DeploymentStatus, now time.Time) time.Duration {
+	cur := getCondition(st, api.DeploymentProgressing)
+	if !hasProgressDeadline(d) || cur == nil || deploymentComplete(d, st) || cur.Reason == ReasonProgressDeadlineExceeded {
+		return 0
+	}
+	after := cur.LastUpdateTime.Add(time.Duration(*d.Spec.ProgressDeadlineSeconds) * time.Second).Sub(now)
+	return max(after, 0) + time.Second
+}
+
 func getCondition(st *api.DeploymentStatus, t string) *api.DeploymentCondition {
 	for i := range st.Conditions {
 		if st.Conditions[i].Type == t {
@@ -182,49 +231,27 @@ func getCondition(st *api.DeploymentStatus, t string) *api.DeploymentCondition {
 }
 
 func removeCondition(st *api.DeploymentStatus, t string) {
-	out := st.Conditions[:0]
+	var out []api.DeploymentCondition
 	for _, c := range st.Conditions {
 		if c.Type != t {
 			out = append(out, c)
 		}
 	}
 	st.Conditions = out
-	if len(out) == 0 {
-		st.Conditions = nil
-	}
 }
 
-// setCondition is Kubernetes' SetDeploymentCondition: nothing changes when
-// the condition already has this status, reason and message; a condition
-// whose status stays keeps its lastTransitionTime. The condition keeps its
-// place in the list.
+// setCondition is upstream's SetDeploymentCondition: nothing changes when
+// the condition has this status and reason already; a condition whose
+// status stays keeps its lastTransitionTime; the new condition goes last.
 func setCondition(st *api.DeploymentStatus, c api.DeploymentCondition, now api.Time) {
 	cur := getCondition(st, c.Type)
-	if cur != nil && cur.Status == c.Status && cur.Reason == c.Reason && cur.Message == c.Message {
+	if cur != nil && cur.Status == c.Status && cur.Reason == c.Reason {
 		return
 	}
 	c.LastUpdateTime, c.LastTransitionTime = now, now
-	if cur != nil {
-		if cur.Status == c.Status {
-			c.LastTransitionTime = cur.LastTransitionTime
-		}
-		*cur = c
-		return
+	if cur != nil && cur.Status == c.Status {
+		c.LastTransitionTime = cur.LastTransitionTime
 	}
-	st.Conditions = append(st.Conditions, c)
-}
-
-// setProgressing always refreshes lastUpdateTime (progress was seen), and
-// keeps lastTransitionTime while the status stays, as Kubernetes does for
-// the Progressing condition.
-func setProgressing(st *api.DeploymentStatus, c api.DeploymentCondition, now api.Time) {
-	c.LastUpdateTime, c.LastTransitionTime = now, now
-	if cur := getCondition(st, c.Type); cur != nil {
-		if cur.Status == c.Status {
-			c.LastTransitionTime = cur.LastTransitionTime
-		}
-		*cur = c
-		return
-	}
+	removeCondition(st, c.Type)
 	st.Conditions = append(st.Conditions, c)
 }

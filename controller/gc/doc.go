@@ -94,6 +94,19 @@
 //     possibly after the top owner. It is never kept and never wrongly
 //     deleted.
 //
+// # Custom resources
+//
+//   - Options.Custom gives the custom resources served (one version per
+//     CustomResourceDefinition); the collector follows them as upstream's
+//     follows discovery (custom.go). A new one gets a reflector once the
+//     graph is synced; workers may already run, which is safe since nothing
+//     is deleted on the graph's word alone. A removed one loses its
+//     reflector and its objects leave the graph, so their dependents are
+//     synced.
+//   - An owner reference to the kind of a custom resource that was served
+//     and is no longer counts as absent: its objects were deleted with its
+//     definition. A kind never served stays unresolvable (a live owner).
+//
 // # Consistency
 //
 //   - No worker starts before every resource has been listed once, so a

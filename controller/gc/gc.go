@@ -46,10 +46,18 @@ const (
 // Controller is the garbage collector. Create it with New and start it once
 // with Run.
 type Controller struct {
-	client    Client
+	client Client
+	custom CustomResources
+	log    *slog.Logger
+
+	// mu guards resources and byKind, which grow and shrink with the
+	// custom resources (custom.go).
+	mu        sync.Mutex
 	resources []*api.ResourceInfo
 	byKind    map[string]*api.ResourceInfo // group/Kind
-	log       *slog.Logger
+	// removed are the group/Kinds of custom resources that were served
+	// and are no longer (custom.go).
+	removed map[string]bool
 
 	graph  *graph
 	queue  *workqueue.Queue[string]
@@ -76,6 +84,10 @@ type Options struct {
 	Resources []*api.ResourceInfo
 	// Workers is how many objects are processed at once. Default 2.
 	Workers int
+	// Custom gives the resources added while the server runs (the custom
+	// resources of CustomResourceDefinitions), watched as they come and
+	// go (custom.go). Nil is none.
+	Custom CustomResources
 }
 
 // New returns a collector working through deps.Client.
@@ -93,9 +105,11 @@ func New(deps Deps, opts Options) *Controller {
 	}
 	ctl := &Controller{
 		client:    deps.Client,
+		custom:    opts.Custom,
 		workers:   opts.Workers,
 		resources: slices.Clone(resources),
 		byKind:    map[string]*api.ResourceInfo{},
+		removed:   map[string]bool{},
 		log:       logger.With("controller", "gc"),
 		graph:     newGraph(),
 		queue:     workqueue.New[string](defaultBackoffBase, defaultBackoffMax),
@@ -155,6 +169,9 @@ func (c *Controller) Run(ctx context.Context) error {
 		}
 	}
 	c.log.Info("graph synced", "objects", c.graph.size(), "resources", len(refls))
+	if c.custom != nil {
+		wg.Go(func() { c.followCustom(ctx) })
+	}
 	workqueue.Run(ctx, c.queue, c.sync, workqueue.Options[string]{Workers: c.workers, Log: c.log, KeyName: "uid"})
 	return nil
 }
@@ -240,7 +257,7 @@ type found struct {
 // every dependent created before the owner's deletion that still exists.
 func (c *Controller) liveDependents(ctx context.Context, owner objectRef) ([]found, error) {
 	var out []found
-	for _, info := range c.resources {
+	for _, info := range c.resourceList() {
 		ns := ""
 		if owner.Info.Namespaced {
 			if !info.Namespaced {
@@ -340,6 +357,8 @@ func (c *Controller) resolve(ref api.OwnerReference) *api.ResourceInfo {
 	if g, _, ok := strings.Cut(ref.APIVersion, "/"); ok {
 		group = g
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.byKind[group+"/"+ref.Kind]
 }
 
@@ -349,6 +368,12 @@ func (c *Controller) ownerState(ctx context.Context, it item, ref api.OwnerRefer
 		return ownerAbsent, nil
 	}
 	info := c.resolve(ref)
+	if info == nil && c.removedKind(ref) {
+		// Its custom resource was removed with every object of it
+		// (custom.go): the owner cannot exist.
+		c.absent.add(ref.UID)
+		return ownerAbsent, nil
+	}
 	if info == nil {
 		c.log.Warn("owner kind not served; keeping the dependent", "dependent", it.Ref.String(), "ownerAPIVersion", ref.APIVersion, "ownerKind", ref.Kind)
 		return ownerSolid, nil

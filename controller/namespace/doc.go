@@ -7,7 +7,9 @@
 //   - It acts only on a namespace whose live state (read with a GET, never
 //     from the watch cache alone) has a deletionTimestamp; Active namespaces
 //     are never touched.
-//   - Every namespaced resource of the table is emptied: each object without
+//   - Every namespaced resource of the table, and every namespaced custom
+//     resource served when the pass starts (Options.Custom: the
+//     CustomResourceDefinitions'), is emptied: each object without
 //     a deletionTimestamp is deleted once per pass with propagationPolicy
 //     Background and its own default grace period (pods terminate
 //     gracefully), guarded by preconditions.uid. Objects already being

@@ -42,6 +42,18 @@ type Options struct {
 	Resources []*api.ResourceInfo
 	// Workers is how many namespaces are emptied at once. Default 2.
 	Workers int
+	// Custom gives the resources added while the server runs (the custom
+	// resources of CustomResourceDefinitions); their namespaced ones are
+	// emptied too, as read at each pass. Nil is none.
+	Custom CustomResources
+}
+
+// CustomResources is the changing set of custom resources, one entry per
+// resource (apiextensions.Registry).
+type CustomResources interface {
+	// Current returns the resources now and a channel closed at the next
+	// change.
+	Current() ([]*api.ResourceInfo, <-chan struct{})
 }
 
 // Tunables.
@@ -65,6 +77,7 @@ type Controller struct {
 	client     Client
 	nsInfo     *api.ResourceInfo
 	namespaced []*api.ResourceInfo
+	custom     CustomResources
 	log        *slog.Logger
 	workers    int
 	queue      *workqueue.Queue[string]
@@ -87,6 +100,7 @@ func New(deps Deps, opts Options) *Controller {
 	}
 	ctl := &Controller{
 		client:  deps.Client,
+		custom:  opts.Custom,
 		log:     logger.With("controller", "namespace"),
 		workers: opts.Workers,
 		queue:   workqueue.New[string](defaultBackoffBase, defaultBackoffMax),
@@ -164,7 +178,16 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	}
 	remaining := 0
 	var errs []error
-	for _, info := range c.namespaced {
+	infos := c.namespaced
+	if c.custom != nil {
+		cur, _ := c.custom.Current()
+		for _, info := range cur {
+			if info.Namespaced {
+				infos = append(slices.Clip(infos), info)
+			}
+		}
+	}
+	for _, info := range infos {
 		n, err := c.emptyResource(ctx, info, name)
 		remaining += n
 		if err != nil {

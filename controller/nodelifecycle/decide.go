@@ -96,7 +96,10 @@ func readyCondition(n *api.Node) *api.NodeCondition {
 //   - Not Ready: every pod on the node with a Ready or ContainersReady
 //     condition that is not False is marked not ready; once not Ready for
 //     evict, every pod with a controller ownerReference is evicted
-//     (bare pods stay: nothing would recreate them).
+//     (bare pods stay: nothing would recreate them), except pods that
+//     tolerate the node's not-ready/unreachable NoExecute taint forever
+//     (no tolerationSeconds), as Kubernetes' taint-based eviction spares
+//     them: DaemonSet pods.
 func decide(in input) plan {
 	p := plan{health: in.prev}
 	h := &p.health
@@ -160,7 +163,7 @@ func decide(in input) plan {
 	}
 	evictNow := in.now.Sub(h.notReadySince) >= in.evict
 	for _, pod := range in.pods {
-		if evictNow && api.ControllerRef(&pod.ObjectMeta) != nil && !forceDeleting(pod) {
+		if evictNow && api.ControllerRef(&pod.ObjectMeta) != nil && !forceDeleting(pod) && !toleratesForever(pod, status) {
 			p.evict = append(p.evict, pod)
 			continue
 		}
@@ -172,6 +175,25 @@ func decide(in input) plan {
 		p.requeueAfter = h.notReadySince.Add(in.evict).Sub(in.now)
 	}
 	return p
+}
+
+// toleratesForever: the pod tolerates the NoExecute taint Kubernetes puts
+// on a node of this Ready status (not-ready for False, unreachable for
+// Unknown) with no tolerationSeconds, so Kubernetes' taint-based eviction
+// never evicts it. DaemonSet pods get such tolerations.
+func toleratesForever(p *api.Pod, status api.ConditionStatus) bool {
+	key := TaintUnreachable
+	if status == api.ConditionFalse {
+		key = TaintNotReady
+	}
+	for _, t := range p.Spec.Tolerations {
+		if (t.Key == key || (t.Key == "" && t.Operator == "Exists")) &&
+			(t.Effect == "" || t.Effect == api.TaintEffectNoExecute) && t.TolerationSeconds == nil &&
+			(t.Operator == "Exists" || (t.Key != "" && t.Value == "")) {
+			return true
+		}
+	}
+	return false
 }
 
 // forceDeleting: already deleted with grace 0 (waiting on finalizers);

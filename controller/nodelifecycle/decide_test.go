@@ -64,6 +64,14 @@ func taintKeys(ts []api.Taint) []string {
 	return out
 }
 
+// daemonPod tolerates unreachable:NoExecute forever, as DaemonSet pods do:
+// never evicted.
+var daemonPod = func() *api.Pod {
+	p := pod("daemon", api.ConditionFalse, true)
+	p.Spec.Tolerations = []api.Toleration{{Key: TaintUnreachable, Operator: "Exists", Effect: api.TaintEffectNoExecute}}
+	return p
+}()
+
 func TestDecide(t *testing.T) {
 	forceDeleted := pod("gone", api.ConditionFalse, true)
 	forceDeleted.DeletionTimestamp = &api.Time{Time: t0}
@@ -144,7 +152,7 @@ func TestDecide(t *testing.T) {
 			name: "not ready for the eviction timeout: controller-owned pods evicted, bare pods stay",
 			in: input{node: node(api.ConditionUnknown, t0.Add(-time.Hour), unreachable), now: t0,
 				pods: []*api.Pod{pod("owned", api.ConditionFalse, true), pod("bare", api.ConditionFalse, false),
-					pod("bare-ready", api.ConditionTrue, false), forceDeleted},
+					pod("bare-ready", api.ConditionTrue, false), forceDeleted, daemonPod},
 				prev: health{probe: t0.Add(-10 * time.Minute), statusBeat: t0.Add(-time.Hour), notReadySince: t0.Add(-evict)}},
 			markNotReady: []string{"bare-ready"}, evict: []string{"owned"},
 			probe: t0.Add(-10 * time.Minute), notReadySince: t0.Add(-evict),

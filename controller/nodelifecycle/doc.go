@@ -29,7 +29,10 @@
 //   - Not Ready for Options.PodEvictionTimeout (5m, counted from when the
 //     controller first saw it not Ready): every pod with a controller
 //     ownerReference is deleted with gracePeriodSeconds 0 and a uid
-//     precondition. Bare pods stay.
+//     precondition. Bare pods stay, and so do pods that tolerate the
+//     node's not-ready (Ready False) or unreachable (Unknown) NoExecute
+//     taint with no tolerationSeconds, which Kubernetes' taint-based
+//     eviction never evicts (every DaemonSet pod has both).
 //   - Ready again (the node agent sets it): the taints go and the eviction
 //     timer resets. Marking pods Ready again is the node agent's job.
 //

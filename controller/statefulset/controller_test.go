@@ -94,6 +94,12 @@ func (f *fakeClient) Create(_ context.Context, _ *api.ResourceInfo, _ string, ob
 	return nil
 }
 
+// Get is only for a revision name taken, which this fake never answers.
+func (f *fakeClient) Get(_ context.Context, info *api.ResourceInfo, _, name string, _ api.Object) error {
+	f.record("get " + info.Resource + " " + name)
+	return fmt.Errorf("fake: no %s %s", info.Resource, name)
+}
+
 func (f *fakeClient) Update(_ context.Context, _ *api.ResourceInfo, _ string, obj api.Object, sub ...string) error {
 	f.record(fmt.Sprintf("update %s %v", obj.GetObjectMeta().Name, sub))
 	return nil
@@ -317,7 +323,7 @@ func TestSyncOfDeletedSetForgets(t *testing.T) {
 	if _, err := ctl.sync(context.Background(), "ns/web"); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := ctl.exp.satisfied("ns/web"); !ok {
+	if ok, _ := ctl.exp.Satisfied("ns/web"); !ok {
 		t.Error("expectations of a deleted set kept")
 	}
 	if calls := fc.take(); len(calls) != 0 {

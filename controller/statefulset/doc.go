@@ -52,12 +52,20 @@
 //
 //   - status.updateRevision is the hash of spec.template;
 //     status.currentRevision is the revision of the pods before the update
-//     started, kept in the status itself (Skiff has no ControllerRevisions),
-//     and becomes the update revision once every pod is updated and Ready
-//     (under both strategies; Kubernetes does so for RollingUpdate only).
+//     started, kept in the status itself, and becomes the update revision
+//     once every pod is updated and Ready (under both strategies;
+//     Kubernetes does so for RollingUpdate only).
+//   - History (with Deps.Revisions): each revision is a ControllerRevision
+//     of that name whose data restores its template, numbered in order,
+//     the update revision always the newest (a rollback renumbers its old
+//     one); the others are cut to revisionHistoryLimit (default 10),
+//     never the current revision nor one a pod runs
+//     (controller/internal/history). `kubectl rollout history/undo sts`
+//     read and patch these.
 //   - A pod below the partition is recreated at the current revision from
-//     a template recovered from a live pod of that revision; if none is
-//     left, at the update revision.
+//     its ControllerRevision's template, else from a template recovered
+//     from a live pod of that revision; if neither is left, at the update
+//     revision.
 //   - replicas counts the set's pods, readyReplicas the Running and Ready
 //     ones, availableReplicas those Ready for minReadySeconds,
 //     current/updatedReplicas the pods not terminating at each revision;
@@ -78,6 +86,29 @@
 //   - Deletes carry preconditions.uid, so a pod recreated under the same
 //     name is never hit by a delete meant for its predecessor.
 //
+// # Claims (claims.go)
+//
+//   - Each spec.volumeClaimTemplates entry t gives the pod of ordinal i
+//     the claim <t>-<set>-<i>: t's spec, labels (plus the selector's
+//     matchLabels) and annotations, in the set's namespace. Missing claims
+//     are created just before their pod (SuccessfulCreate "create Claim
+//     data-web-0 Pod web-0 in StatefulSet web success"); a claim being
+//     deleted fails the pod's create until it is gone. The pod's volume
+//     named t (added, or replacing a template volume of that name) is a
+//     persistentVolumeClaim volume of that claim. Claims are never updated
+//     from the templates (which are immutable) and outlive their pods.
+//   - Owner references follow spec.persistentVolumeClaimRetentionPolicy
+//     (upstream's updateClaimOwnerRefForSetAndPod), brought in line on
+//     every sync before the plan runs: whenDeleted Delete makes the set an
+//     owner (the garbage collector deletes the claims with the set);
+//     whenScaled Delete makes a condemned pod (ordinal out of range) the
+//     owner, so its claim goes with it, and drops the set's reference;
+//     Retain for both leaves claims unowned. So by default (Retain,
+//     Retain) a scale-down keeps the claims and a scale-up reuses them.
+//   - No expectations are needed for claims: their names are fixed, so a
+//     create from a stale cache is AlreadyExists, counted as done; owner
+//     updates carry the cached resourceVersion.
+//
 // # Events
 //
 // Through the injected EventRecorder (client/record), as Kubernetes words
@@ -89,6 +120,6 @@
 //
 // Identity repair of existing pods (Kubernetes rewrites a pod whose labels
 // or hostname drifted), release of owned pods that stop matching the
-// selector, volumeClaimTemplates, maxUnavailable for rolling updates, and
+// selector, maxUnavailable for rolling updates, and
 // status conditions.
 package statefulset

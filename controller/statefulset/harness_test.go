@@ -23,6 +23,7 @@ const ns = "default"
 var (
 	setsInfo   = lookup("apps", "statefulsets")
 	podsInfo   = lookup("", "pods")
+	revsInfo   = lookup("apps", "controllerrevisions")
 	eventsInfo = lookup("", "events")
 )
 
@@ -70,8 +71,9 @@ func startEnv(t *testing.T) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	sets := client.NewInformer(c, setsInfo, client.InformerOptions{})
 	pods := client.NewInformer(c, podsInfo, client.InformerOptions{})
+	revs := client.NewInformer(c, revsInfo, client.InformerOptions{})
 	rec := record.NewRecorder(c, "statefulset-controller", log)
-	ctl := statefulset.New(statefulset.Deps{Client: c, StatefulSets: sets, Pods: pods, Recorder: rec, Log: log},
+	ctl := statefulset.New(statefulset.Deps{Client: c, StatefulSets: sets, Pods: pods, Revisions: revs, Recorder: rec, Log: log},
 		statefulset.Options{Workers: 2, BackoffBase: 20 * time.Millisecond, BackoffMax: time.Second})
 
 	e := &env{t: t, c: c, node: newFakeNode(c), history: &history{}}
@@ -80,9 +82,9 @@ func startEnv(t *testing.T) *env {
 		t.Fatalf("history: %v", err)
 	}
 	var wg sync.WaitGroup
-	errs := make(chan error, 6)
+	errs := make(chan error, 7)
 	for name, run := range map[string]func(context.Context) error{
-		"sets informer": sets.Run, "pods informer": pods.Run, "recorder": rec.Run,
+		"sets informer": sets.Run, "pods informer": pods.Run, "revisions informer": revs.Run, "recorder": rec.Run,
 		"controller": ctl.Run,
 		"node":       e.node.run, "history": e.history.run,
 	} {

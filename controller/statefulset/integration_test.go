@@ -3,10 +3,12 @@ package statefulset_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/controller/statefulset"
 )
 
@@ -301,4 +303,67 @@ func TestParallel(t *testing.T) {
 		t.Errorf("only %v were terminating before the first pod was gone; Parallel deletes all at once", started)
 	}
 	e.waitFor("status of 0 replicas", func() bool { return e.getSet("par").Status.Replicas == 0 })
+}
+
+// revisionsOf are set's ControllerRevisions, oldest first, as
+// "<name>:<revision>".
+func (e *env) revisionsOf(set string) []string {
+	e.t.Helper()
+	var list api.ControllerRevisionList
+	if err := e.c.List(context.Background(), revsInfo, ns, client.ListOptions{}, &list); err != nil {
+		e.t.Fatal(err)
+	}
+	uid := e.getSet(set).UID
+	slices.SortFunc(list.Items, func(a, b api.ControllerRevision) int { return int(a.Revision - b.Revision) })
+	var out []string
+	for _, r := range list.Items {
+		if ref := api.ControllerRef(&r.ObjectMeta); ref != nil && ref.UID == uid {
+			out = append(out, fmt.Sprintf("%s:%d", r.Name, r.Revision))
+		}
+	}
+	return out
+}
+
+// TestRevisionsAndUndo: each template of a set is a ControllerRevision
+// named as its pods' revision label; `kubectl rollout undo sts` (the old
+// revision's data as a strategic merge patch) rolls the pods back to it
+// and renumbers that revision as the newest.
+func TestRevisionsAndUndo(t *testing.T) {
+	e := startEnv(t)
+	e.createSet("web", 2, nil)
+	e.waitFor("2 ready pods", func() bool { return e.readyPods("web-0", "web-1") })
+	rev1 := e.pods()["web-0"].Labels[statefulset.RevisionLabel]
+	e.patchSet("web", `{"spec":{"template":{"spec":{"containers":[{"name":"nginx","image":"nginx:1.28"}]}}}}`)
+	atRev := func(rev string) bool {
+		if !e.readyPods("web-0", "web-1") {
+			return false
+		}
+		for _, p := range e.pods() {
+			if p.Labels[statefulset.RevisionLabel] != rev {
+				return false
+			}
+		}
+		return true
+	}
+	var rev2 string
+	e.waitFor("the pods at a new revision", func() bool {
+		rev2 = e.getSet("web").Status.UpdateRevision
+		return rev2 != rev1 && atRev(rev2)
+	})
+	want := []string{rev1 + ":1", rev2 + ":2"}
+	e.waitFor(fmt.Sprintf("revisions %v", want), func() bool { return slices.Equal(e.revisionsOf("web"), want) })
+
+	var r1 api.ControllerRevision
+	if err := e.c.Get(context.Background(), revsInfo, ns, rev1, &r1); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Patch(context.Background(), setsInfo, ns, "web", client.StrategicMergePatchType, r1.Data, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("the pods back at "+rev1, func() bool { return atRev(rev1) })
+	if img := e.pods()["web-0"].Spec.Containers[0].Image; img != "nginx:1.27" {
+		t.Errorf("web-0 runs %s after the undo", img)
+	}
+	want = []string{rev2 + ":2", rev1 + ":3"}
+	e.waitFor(fmt.Sprintf("revisions %v", want), func() bool { return slices.Equal(e.revisionsOf("web"), want) })
 }

@@ -81,6 +81,7 @@ func newPod(set *api.StatefulSet, ordinal int, revision string, tmpl *api.PodTem
 	spec := api.DeepCopy(&api.Pod{Spec: tmpl.Spec}).Spec
 	spec.Hostname = name
 	spec.Subdomain = set.Spec.ServiceName
+	setStorage(set, ordinal, &spec) // claims.go
 	return &api.Pod{
 		TypeMeta: api.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: api.ObjectMeta{
@@ -114,10 +115,14 @@ func templateFromPod(p *api.Pod) *api.PodTemplateSpec {
 }
 
 // templateFor picks the template of revision: spec.template for the update
-// revision, else one recovered from a live pod of that revision. When no
-// pod of an older revision is left, the update revision is used instead.
-func templateFor(set *api.StatefulSet, pods []*api.Pod, revision string, rev revisions) (*api.PodTemplateSpec, string) {
+// revision, else the one its ControllerRevision holds (stored, non-nil),
+// else one recovered from a live pod of that revision. When none is
+// left, the update revision is used instead.
+func templateFor(set *api.StatefulSet, pods []*api.Pod, revision string, rev revisions, stored func(string) *api.PodTemplateSpec) (*api.PodTemplateSpec, string) {
 	if revision != rev.update {
+		if t := stored(revision); t != nil {
+			return t, revision
+		}
 		for _, p := range pods {
 			if p.Labels[RevisionLabel] == revision && p.DeletionTimestamp == nil {
 				return templateFromPod(p), revision

@@ -3,7 +3,6 @@ package statefulset
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/skiff-dev/skiff/api"
 )
@@ -99,7 +98,7 @@ func TestTemplateFor(t *testing.T) {
 	old.Labels[PodNameLabel], old.Labels[PodIndexLabel] = "web-1", "1"
 	rev := revisions{current: revA, update: revB}
 
-	tmpl, got := templateFor(set, []*api.Pod{old}, revA, rev)
+	tmpl, got := templateFor(set, []*api.Pod{old}, revA, rev, none)
 	if got != revA || tmpl.Spec.Containers[0].Image != "nginx:1" {
 		t.Fatalf("current revision: got %s image %s, want %s nginx:1", got, tmpl.Spec.Containers[0].Image, revA)
 	}
@@ -111,56 +110,27 @@ func TestTemplateFor(t *testing.T) {
 		t.Errorf("pod from recovered template: hostname %s labels %v", p.Spec.Hostname, p.Labels)
 	}
 
-	tmpl, got = templateFor(set, []*api.Pod{old}, revB, rev)
+	tmpl, got = templateFor(set, []*api.Pod{old}, revB, rev, none)
 	if got != revB || tmpl != &set.Spec.Template {
 		t.Errorf("update revision: got %s, want the set's template", got)
 	}
-	tmpl, got = templateFor(set, nil, revA, rev)
+	tmpl, got = templateFor(set, nil, revA, rev, none)
 	if got != revB || tmpl != &set.Spec.Template {
 		t.Errorf("no pod of the current revision: got %s, want fallback to the update revision", got)
 	}
-}
-
-func TestExpectations(t *testing.T) {
-	now := testNow
-	e := newExpectations(time.Minute, func() time.Time { return now })
-	if ok, _ := e.satisfied("ns/web"); !ok {
-		t.Fatal("fresh expectations not satisfied")
+	// A stored revision wins over the pods, and serves when none is left.
+	stored := &api.PodTemplateSpec{Spec: api.PodSpec{Containers: []api.Container{{Name: "nginx", Image: "nginx:0"}}}}
+	byName := func(name string) *api.PodTemplateSpec {
+		if name == revA {
+			return stored
+		}
+		return nil
 	}
-	e.expectCreate("ns/web", "web-0")
-	e.expectDelete("ns/web", "uid-2")
-	if ok, in := e.satisfied("ns/web"); ok || in != time.Minute {
-		t.Fatalf("satisfied=%v retryIn=%v with two in flight, want false 1m", ok, in)
-	}
-	if ok, _ := e.satisfied("ns/other"); !ok {
-		t.Fatal("another set is blocked")
-	}
-	e.createObserved("ns/web", "web-0")
-	if ok, _ := e.satisfied("ns/web"); ok {
-		t.Fatal("satisfied with a delete still in flight")
-	}
-	e.deleteObserved("ns/web", "uid-other") // another pod: no effect
-	if ok, _ := e.satisfied("ns/web"); ok {
-		t.Fatal("satisfied by the delete of another pod")
-	}
-	e.deleteObserved("ns/web", "uid-2")
-	if ok, _ := e.satisfied("ns/web"); !ok {
-		t.Fatal("not satisfied after every observation")
-	}
-
-	e.expectCreate("ns/web", "web-1")
-	now = now.Add(30 * time.Second)
-	if ok, in := e.satisfied("ns/web"); ok || in != 30*time.Second {
-		t.Fatalf("satisfied=%v retryIn=%v, want false 30s", ok, in)
-	}
-	now = now.Add(31 * time.Second)
-	if ok, _ := e.satisfied("ns/web"); !ok {
-		t.Fatal("expired expectation still blocks")
-	}
-
-	e.expectCreate("ns/web", "web-1")
-	e.forget("ns/web")
-	if ok, _ := e.satisfied("ns/web"); !ok {
-		t.Fatal("forgotten set still blocked")
+	for _, pods := range [][]*api.Pod{{old}, nil} {
+		if tmpl, got = templateFor(set, pods, revA, rev, byName); got != revA || tmpl != stored {
+			t.Errorf("with a stored revision (%d pods): got %s %v", len(pods), got, tmpl)
+		}
 	}
 }
+
+func none(string) *api.PodTemplateSpec { return nil }

@@ -12,12 +12,15 @@ import (
 	"github.com/skiff-dev/skiff/api"
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/client/workqueue"
+	"github.com/skiff-dev/skiff/controller/internal/expectations"
+	"github.com/skiff-dev/skiff/controller/internal/history"
 )
 
 // Client is what the controller needs of the API; *client.Client
 // satisfies it.
 type Client interface {
 	Create(ctx context.Context, info *api.ResourceInfo, ns string, obj api.Object) error
+	Get(ctx context.Context, info *api.ResourceInfo, ns, name string, into api.Object) error
 	Update(ctx context.Context, info *api.ResourceInfo, ns string, obj api.Object, subresource ...string) error
 	Delete(ctx context.Context, info *api.ResourceInfo, ns, name string, opts client.DeleteOptions) error
 	Patch(ctx context.Context, info *api.ResourceInfo, ns, name, patchType string, data []byte, into api.Object, subresource ...string) error
@@ -49,6 +52,14 @@ type Deps struct {
 	// StatefulSets and Pods are informers of all namespaces; the caller
 	// runs them.
 	StatefulSets, Pods Cache
+	// Claims is an informer of all PersistentVolumeClaims, for the
+	// claims of spec.volumeClaimTemplates (claims.go); nil creates none.
+	Claims Cache
+	// Revisions is an informer of ControllerRevisions (all namespaces):
+	// each set's template history (controller/internal/history), what
+	// `kubectl rollout history/undo sts` reads, and the templates of
+	// older revisions pods are recreated at. Nil keeps none.
+	Revisions Cache
 	// Recorder receives the controller's Events; nil records none.
 	Recorder EventRecorder
 	// Log is the controller's logger; nil logs nowhere.
@@ -99,10 +110,15 @@ type Controller struct {
 	recorder EventRecorder
 	log      *slog.Logger
 	queue    *workqueue.Queue[string]
-	exp      *expectations
+	exp      *expectations.Tracker
 	workers  int
 	retries  int
 	now      func() time.Time
+
+	// claims and claimsInfo: claims.go (claims nil: no claims made).
+	claims     Cache
+	claimsInfo *api.ResourceInfo
+	history    *history.History // nil: no ControllerRevisions
 }
 
 // New returns a StatefulSet controller reading sets and pods from deps'
@@ -132,13 +148,17 @@ func New(deps Deps, opts Options) *Controller {
 		client:   deps.Client,
 		sets:     sets,
 		pods:     pods,
+		claims:   deps.Claims,
 		recorder: deps.Recorder,
 		workers:  opts.Workers,
 		log:      log.With("controller", "statefulset"),
 		queue:    workqueue.New[string](opts.BackoffBase, opts.BackoffMax),
-		exp:      newExpectations(opts.ExpectationsTimeout, time.Now),
+		exp:      expectations.New(opts.ExpectationsTimeout, time.Now),
 		retries:  opts.MaxRetries,
 		now:      time.Now,
+	}
+	if deps.Revisions != nil {
+		ctl.history = history.New(deps.Client, deps.Revisions)
 	}
 	for _, r := range api.Resources() {
 		switch {
@@ -146,6 +166,8 @@ func New(deps Deps, opts Options) *Controller {
 			ctl.setsInfo = r
 		case r.Group == "" && r.Resource == "pods":
 			ctl.podsInfo = r
+		case r.Group == "" && r.Resource == "persistentvolumeclaims":
+			ctl.claimsInfo = r
 		}
 	}
 	sets.AddEventHandler(client.HandlerFuncs{
@@ -153,7 +175,7 @@ func New(deps Deps, opts Options) *Controller {
 		UpdateFunc: func(_, obj api.Object) { ctl.enqueueSet(obj) },
 		DeleteFunc: func(obj api.Object) {
 			key := keyOf(obj.GetObjectMeta())
-			ctl.exp.forget(key)
+			ctl.exp.Forget(key)
 			ctl.queue.Add(key)
 		},
 	})
@@ -181,9 +203,9 @@ func ownerKey(pod api.Object) (string, bool) {
 
 func (c *Controller) podAdded(obj api.Object) {
 	if key, ok := ownerKey(obj); ok {
-		c.exp.createObserved(key, obj.GetObjectMeta().Name)
+		c.exp.CreateObserved(key, obj.GetObjectMeta().Name)
 		if obj.GetObjectMeta().DeletionTimestamp != nil {
-			c.exp.deleteObserved(key, obj.GetObjectMeta().UID)
+			c.exp.DeleteObserved(key, obj.GetObjectMeta().UID)
 		}
 		c.queue.Add(key)
 		return
@@ -199,7 +221,7 @@ func (c *Controller) podUpdated(oldObj, newObj api.Object) {
 	newKey, hasOwner := ownerKey(newObj)
 	if hasOwner {
 		if newObj.GetObjectMeta().DeletionTimestamp != nil {
-			c.exp.deleteObserved(newKey, newObj.GetObjectMeta().UID)
+			c.exp.DeleteObserved(newKey, newObj.GetObjectMeta().UID)
 		}
 		c.queue.Add(newKey)
 	} else {
@@ -212,7 +234,7 @@ func (c *Controller) podUpdated(oldObj, newObj api.Object) {
 
 func (c *Controller) podDeleted(obj api.Object) {
 	if key, ok := ownerKey(obj); ok {
-		c.exp.deleteObserved(key, obj.GetObjectMeta().UID)
+		c.exp.DeleteObserved(key, obj.GetObjectMeta().UID)
 		c.queue.Add(key)
 	}
 }
@@ -263,14 +285,18 @@ func (c *Controller) syncKey(ctx context.Context, key string) error {
 	return err
 }
 
+// claimOwnersWait is how soon a set whose claims' owners were just
+// written is synced again, once its cache has seen them.
+const claimOwnersWait = 20 * time.Millisecond
+
 // sync reconciles one StatefulSet: it claims the set's pods, computes the
-// plan (unless creates or deletes are still in flight), applies it and
-// writes the status if it changed.
+// plan (unless creates or deletes are still in flight, or claims' owners
+// were just written), applies it and writes the status if it changed.
 func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error) {
 	ns, name, _ := strings.Cut(key, "/")
 	obj, ok := c.sets.Get(ns, name)
 	if !ok {
-		c.exp.forget(key)
+		c.exp.Forget(key)
 		return 0, nil
 	}
 	set, ok := obj.(*api.StatefulSet)
@@ -289,13 +315,25 @@ func (c *Controller) sync(ctx context.Context, key string) (time.Duration, error
 	if err != nil {
 		return 0, err
 	}
+	if set.DeletionTimestamp == nil {
+		if err := c.syncHistory(ctx, set, update, pods); err != nil {
+			return 0, err
+		}
+	}
 	now := c.now()
 	var requeue time.Duration
 	var errs []error
 	if set.DeletionTimestamp == nil {
-		if ok, wait := c.exp.satisfied(key); !ok {
+		if ok, wait := c.exp.Satisfied(key); !ok {
 			c.log.Debug("waiting for creates and deletes in flight", "statefulset", key)
 			requeue = wait
+		} else if wait, err := c.syncClaimOwners(ctx, set, pods); err != nil || wait { // claims.go
+			// The plan may delete a pod whose claims must be its own
+			// first: run it once the cache shows them so.
+			if err != nil {
+				errs = append(errs, err)
+			}
+			requeue = claimOwnersWait
 		} else {
 			plan := computePlan(set, pods, rev, now)
 			if plan.Wait != "" {
@@ -388,11 +426,14 @@ func (c *Controller) event(set *api.StatefulSet, eventType, reason, format strin
 
 func (c *Controller) createPod(ctx context.Context, set *api.StatefulSet, pods []*api.Pod, rev revisions, a Action) error {
 	key := keyOf(&set.ObjectMeta)
-	tmpl, revision := templateFor(set, pods, a.Revision, rev)
+	tmpl, revision := templateFor(set, pods, a.Revision, rev, c.revisionTemplate(set))
 	pod := newPod(set, a.Ordinal, revision, tmpl)
-	c.exp.expectCreate(key, pod.Name)
+	if err := c.createClaims(ctx, set, a.Ordinal); err != nil { // claims.go
+		return err
+	}
+	c.exp.ExpectCreate(key, pod.Name)
 	if err := c.client.Create(ctx, c.podsInfo, set.Namespace, pod); err != nil {
-		c.exp.createObserved(key, pod.Name)
+		c.exp.CreateObserved(key, pod.Name)
 		if ctx.Err() == nil {
 			c.event(set, api.EventTypeWarning, EventFailedCreate, "create Pod %s in StatefulSet %s failed error: %v", pod.Name, set.Name, err)
 		}
@@ -409,7 +450,7 @@ func (c *Controller) deletePod(ctx context.Context, set *api.StatefulSet, a Acti
 	if a.Reason == ReasonFailed {
 		c.event(set, api.EventTypeWarning, EventRecreatingFailedPod, "StatefulSet %s/%s is recreating %s Pod %s", set.Namespace, set.Name, strings.ToLower(p.Status.Phase), p.Name)
 	}
-	c.exp.expectDelete(key, p.UID)
+	c.exp.ExpectDelete(key, p.UID)
 	err := c.client.Delete(ctx, c.podsInfo, p.Namespace, p.Name, client.DeleteOptions{
 		Preconditions: &client.Preconditions{UID: p.UID},
 	})
@@ -418,10 +459,10 @@ func (c *Controller) deletePod(ctx context.Context, set *api.StatefulSet, a Acti
 	case client.IsNotFound(err), client.IsConflict(err):
 		// Gone already, or replaced by a pod of the same name: nothing
 		// to delete, nothing to wait for.
-		c.exp.deleteObserved(key, p.UID)
+		c.exp.DeleteObserved(key, p.UID)
 		return nil
 	default:
-		c.exp.deleteObserved(key, p.UID)
+		c.exp.DeleteObserved(key, p.UID)
 		if ctx.Err() == nil {
 			c.event(set, api.EventTypeWarning, EventFailedDelete, "delete Pod %s in StatefulSet %s failed error: %v", p.Name, set.Name, err)
 		}
@@ -479,4 +520,52 @@ func (c *Controller) writeStatus(ctx context.Context, set *api.StatefulSet, stat
 		return fmt.Errorf("statefulset: %s/%s: update status: %w", set.Namespace, set.Name, err)
 	}
 	return nil
+}
+
+// syncHistory makes the revision of set's template (update, its name) the
+// newest of its ControllerRevisions and cuts the others to
+// revisionHistoryLimit, keeping the current revision's and those its
+// pods run (controller/internal/history). The revision name carries the
+// template hash, so a collision cannot happen here: the same name is the
+// same template.
+func (c *Controller) syncHistory(ctx context.Context, set *api.StatefulSet, update string, pods []*api.Pod) error {
+	if c.history == nil {
+		return nil
+	}
+	revs := c.history.Owned(set.Namespace, string(set.UID))
+	hash := update[strings.LastIndex(update, "-")+1:]
+	cur, err := c.history.Sync(ctx, history.Owner{Meta: &set.ObjectMeta, Ref: controllerRef(set), Template: &set.Spec.Template, Hash: hash, Name: update}, revs)
+	if err != nil {
+		return fmt.Errorf("statefulset: %s/%s: %w", set.Namespace, set.Name, err)
+	}
+	live := map[string]bool{set.Status.CurrentRevision: true}
+	for _, p := range pods {
+		live[p.Labels[RevisionLabel]] = true
+	}
+	limit := int32(10)
+	if set.Spec.RevisionHistoryLimit != nil {
+		limit = *set.Spec.RevisionHistoryLimit
+	}
+	if err := c.history.Truncate(ctx, revs, cur, live, limit); err != nil {
+		return fmt.Errorf("statefulset: %s/%s: %w", set.Namespace, set.Name, err)
+	}
+	return nil
+}
+
+// revisionTemplate finds the template of one of set's revisions in its
+// ControllerRevisions (nil without them, or when it is gone).
+func (c *Controller) revisionTemplate(set *api.StatefulSet) func(name string) *api.PodTemplateSpec {
+	return func(name string) *api.PodTemplateSpec {
+		if c.history == nil {
+			return nil
+		}
+		for _, r := range c.history.Owned(set.Namespace, string(set.UID)) {
+			if r.Name == name {
+				if t, err := r.Template(); err == nil {
+					return t
+				}
+			}
+		}
+		return nil
+	}
 }

@@ -50,6 +50,14 @@ type Agent struct {
 	// ContainerdSocket (--containerd-socket) is the containerd to use;
 	// "" is /run/containerd/containerd.sock.
 	ContainerdSocket string
+	// Cgroups (--cgroups: auto, on, off) and CgroupRoot (--cgroup-root):
+	// pods in cgroups as the kubelet makes them (netagent/cgroups), under
+	// CgroupRoot; auto is on when the agent is root and the node has a
+	// cgroup file system with cpu or memory.
+	Cgroups, CgroupRoot string
+	// AllowedUnsafeSysctls (--allowed-unsafe-sysctls): sysctls or
+	// prefixes* pods may set beyond the kubelet's safe set.
+	AllowedUnsafeSysctls []string
 	// InsecureRegistries (--insecure-registry) are the registry hosts
 	// ("host:port", or "host" for any port) pulled from over plain HTTP;
 	// loopback always is.
@@ -65,6 +73,8 @@ func AgentDefaults() Agent {
 	return Agent{
 		DataDir:          "/var/lib/skiff-agent",
 		Runtime:          "auto",
+		Cgroups:          "auto",
+		CgroupRoot:       "/",
 		ProxyMode:        "iptables",
 		IPVSScheduler:    "rr",
 		ClusterDomain:    "cluster.local",
@@ -114,6 +124,9 @@ func (c Agent) Parse() (ParsedAgent, error) {
 		return p, fmt.Errorf("--data-dir must not be empty")
 	}
 	if err := checkRegistryHosts(c.InsecureRegistries); err != nil {
+		return p, err
+	}
+	if err := checkCgroups(c.Cgroups, c.CgroupRoot); err != nil {
 		return p, err
 	}
 	if c.NodeAPIURL != "" {
@@ -189,6 +202,19 @@ func checkRegistryHosts(hosts []string) error {
 		if h == "" || strings.ContainsAny(h, "/ ") {
 			return fmt.Errorf("--insecure-registry %q: want host or host:port, without scheme or path", h)
 		}
+	}
+	return nil
+}
+
+// checkCgroups checks --cgroups and --cgroup-root.
+func checkCgroups(mode, root string) error {
+	switch mode {
+	case "", "auto", "on", "off":
+	default:
+		return fmt.Errorf("--cgroups %q: want auto, on or off", mode)
+	}
+	if root != "" && !strings.HasPrefix(root, "/") {
+		return fmt.Errorf("--cgroup-root %q: want an absolute cgroup path such as / or /skiff", root)
 	}
 	return nil
 }

@@ -31,6 +31,13 @@ type Server struct {
 	NodeIP           []string // --node-ip
 	Runtime          string   // --runtime (node agent issue)
 	ContainerdSocket string   // --containerd-socket; "" = /run/containerd/containerd.sock
+	// Cgroups and CgroupRoot (--cgroups, --cgroup-root): the built-in
+	// agent's (see Agent). "" is off (a Server built in Go, not from
+	// the flags, whose defaults are auto and /).
+	Cgroups, CgroupRoot string
+	// AllowedUnsafeSysctls (--allowed-unsafe-sysctls): the built-in
+	// agent's (see Agent).
+	AllowedUnsafeSysctls []string
 	// InsecureRegistries (--insecure-registry): the built-in agent's
 	// plain-HTTP registry hosts besides loopback (see Agent).
 	InsecureRegistries []string
@@ -116,6 +123,10 @@ type Server struct {
 	// (made if missing) and encrypts the plaintext ones at start
 	// (server/encryption.go).
 	SecretsEncryption bool
+	// MetricResolution is how often the server scrapes every Ready node's
+	// /metrics/resource for metrics.k8s.io (metrics-server's
+	// --metric-resolution; no flag: 0 is 15 s). Tests shorten it.
+	MetricResolution time.Duration
 }
 
 // Defaults returns the documented defaults (docs/operating.md).
@@ -130,6 +141,8 @@ func ServerDefaults() Server {
 		DNSListen:              "",
 		DNSTTL:                 5 * time.Second,
 		Runtime:                "auto",
+		Cgroups:                "auto",
+		CgroupRoot:             "/",
 		ProxyMode:              "iptables",
 		PodRoutes:              "host-gw",
 		EgressMasquerade:       true,
@@ -179,6 +192,9 @@ func (c Server) Parse() (Parsed, error) {
 		return p, fmt.Errorf("--service-cidr %s overlaps --cluster-cidr %s", p.ServiceCIDR, p.ClusterCIDR)
 	}
 	if err := checkRegistryHosts(c.InsecureRegistries); err != nil {
+		return p, err
+	}
+	if err := checkCgroups(c.Cgroups, c.CgroupRoot); err != nil {
 		return p, err
 	}
 	lo, hi, ok := strings.Cut(c.NodePortRange, "-")

@@ -14,6 +14,12 @@ type Sandbox struct {
 	NetNSPath               string
 	ResolvConf, Hosts       string /* file paths */
 	LogDir                  string
+	// CgroupParent is the pod's cgroup, relative to the root of each
+	// hierarchy ("/kubepods/burstable/pod<uid>", as the kubelet lays it
+	// out; netagent/cgroups makes it): a runtime puts each container in
+	// a cgroup of its own under it. Empty: no cgroups (the runtime puts
+	// the container nowhere special, as before).
+	CgroupParent string
 }
 
 // ContainerSpec is one container of a pod. A runtime that has no images
@@ -28,6 +34,51 @@ type ContainerSpec struct {
 	// that cannot ignores them; see its package doc); StdinOnce closes
 	// it when the first attach session's stdin ends.
 	Stdin, StdinOnce, TTY bool
+	// Resources is what the container's own cgroup is given (only with
+	// Sandbox.CgroupParent set).
+	Resources Resources
+	// Sysctls are the pod's IPC sysctls (kernel.shm*, kernel.msg*,
+	// kernel.sem, fs.mqueue.*), dot form, for the container's IPC
+	// namespace; the agent sets the net.* ones in the pod's network
+	// namespace itself. A runtime without an IPC namespace of the
+	// container's own fails Start with a *ConfigError.
+	Sysctls map[string]string
+	// Security is the container's effective security context (the
+	// pod's merged with the container's, as the kubelet does). A
+	// runtime that cannot honour a field, or whose image breaks it
+	// (runAsNonRoot), fails Start with a *ConfigError (security.go).
+	Security Security
+}
+
+// Resources are a container cgroup's limits, computed from the pod
+// spec as the kubelet does (netagent/cgroups). Zero means unset.
+type Resources struct {
+	// CPUShares is cpu.shares (v1) from requests.cpu (milli*1024/1000,
+	// at least 2); a v2 runtime converts it to cpu.weight.
+	CPUShares uint64
+	// CPUQuota and CPUPeriod (µs) are cpu.cfs_quota_us/cfs_period_us
+	// (v1) or cpu.max (v2) from limits.cpu.
+	CPUQuota  int64
+	CPUPeriod uint64
+	// MemoryLimit is memory.limit_in_bytes (v1) or memory.max (v2), in
+	// bytes, from limits.memory.
+	MemoryLimit int64
+}
+
+// Security is a container's effective security context. Nil pointers
+// and empty fields are the runtime's defaults (root, the default
+// capability set, a writable root file system).
+type Security struct {
+	RunAsUser, RunAsGroup *int64
+	RunAsNonRoot          bool
+	SupplementalGroups    []int64 // with the pod's fsGroup, as the kubelet adds it
+	ReadOnlyRootFS        bool
+	Privileged            bool
+	CapAdd, CapDrop       []string // "NET_ADMIN" or "ALL", without CAP_
+	NoNewPrivs            bool     // allowPrivilegeEscalation: false
+	// Seccomp is "" or "Unconfined" (none), "RuntimeDefault", or
+	// "Localhost/<path>".
+	Seccomp string
 }
 
 // Mount bind-mounts Source (a directory or file of the node) at
@@ -57,6 +108,10 @@ type ContainerStatus struct {
 	StartedAt, FinishedAt time.Time
 	Pid                   int
 	LogPath               string
+	// Reason is the runtime's word on an exit: "OOMKilled" when the
+	// kernel's OOM killer ended the container (its cgroup's oom_kill
+	// count went up), else empty (the agent says Completed or Error).
+	Reason string
 }
 
 // Runtime runs a pod's containers. Implementations: runtime/process and

@@ -67,7 +67,8 @@ func run(m *testing.M) (code int, err error) {
 		DataDir: filepath.Join(tmp, "data"),
 		Logger:  log,
 		// The test's node sends no heartbeats.
-		Config: func(cfg *config.Server) { cfg.NodeMonitorGracePeriod = time.Hour },
+		// TestTop's node metrics are scraped every second, not 15.
+		Config: func(cfg *config.Server) { cfg.NodeMonitorGracePeriod = time.Hour; cfg.MetricResolution = time.Second },
 	})
 	if err != nil {
 		return 0, err

@@ -2,6 +2,7 @@
 import { t, setLang, initialLang, applyI18n } from './i18n.js';
 import { state, RESOURCES, key, request, hooks } from './core.js';
 import { views } from './views.js';
+import { fetchMetrics, pollMs } from './metrics.js';
 
 const $ = (id) => document.getElementById(id);
 let es = null; // the EventSource
@@ -10,6 +11,17 @@ let retryDelay = 1000;
 let current = null; // {view, route, el}
 let frame = 0;
 let interactive = false;
+let metricsTimer = null;
+
+// Pages that show kubectl top's figures; while one is shown they are
+// polled (metrics.js).
+const METRIC_PAGES = new Set(['pods', 'nodes']);
+
+function pollMetrics() {
+  clearTimeout(metricsTimer);
+  if (!state.session || !current || !METRIC_PAGES.has(current.route.name)) return;
+  fetchMetrics().then(changed, () => {}).finally(() => { metricsTimer = setTimeout(pollMetrics, pollMs); });
+}
 
 function parseRoute() {
   const h = location.hash.replace(/^#\/?/, '');
@@ -42,6 +54,7 @@ function route(ev) {
   document.title = t('nav.' + r.parts[0]) + ' · Skiff';
   v.mount(el, r);
   v.update(el, r);
+  pollMetrics();
   // After a navigation, the new page's heading gets the focus (screen
   // readers announce it; Tab continues from there).
   const h = ev && el.querySelector('h1');
@@ -157,6 +170,7 @@ async function init() {
     if (state.session) { $('who').textContent = state.session.user + (state.session.readOnly ? ' (' + t('readonly') + ')' : ''); route(); }
   });
   hooks.unauthorized = () => showLogin(t('login.bad'));
+  hooks.changed = changed;
   $('login-form').addEventListener('submit', async (e) => {
     e.preventDefault();
     const r = await request('POST', '/ui/login', { token: $('token').value });

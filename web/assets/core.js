@@ -1,7 +1,8 @@
 // Shared state and helpers: the live store the watch stream fills, the
 // API calls (through /ui/proxy, with the CSRF token on writes), and small
 // formatters. Views read the store and never mutate it.
-export const RESOURCES = ['namespaces', 'nodes', 'pods', 'services', 'endpointslices', 'deployments', 'events', 'configmaps', 'serviceaccounts'];
+export const RESOURCES = ['namespaces', 'nodes', 'pods', 'services', 'endpointslices', 'deployments', 'events', 'configmaps', 'serviceaccounts',
+  'replicasets', 'daemonsets', 'jobs', 'cronjobs', 'horizontalpodautoscalers', 'persistentvolumeclaims', 'persistentvolumes', 'storageclasses'];
 
 export const state = {
   session: null, // {user, readOnly, csrf, trace}

@@ -9,6 +9,8 @@ import {
 import { drawTrace } from './trace.js';
 import { ro, roAttr, table, gridTable, namespaceFilter, fillNamespaces, bindNamespaceFilter, say } from './ui.js';
 import { kindViews, serviceExtras } from './kinds.js';
+import { workloadViews } from './workloads.js';
+import { quantity, cpuText, memText } from './metrics.js';
 
 // ---- overview
 const overview = {
@@ -273,17 +275,26 @@ const pods = {
   update(el, route) {
     const ns = route.query.get('ns') || '';
     fillNamespaces(el.querySelector('#ns-filter'), ns, true);
-    const rows = list('pods', ns).sort(byName).map((p) => `<tr><td><a href="#/pods/${encodeURIComponent(p.metadata.namespace)}/${encodeURIComponent(p.metadata.name)}">${esc(p.metadata.name)}</a></td><td>${esc(p.metadata.namespace)}</td><td>${esc(p.spec?.nodeName || '')}</td><td class="mono">${esc(p.status?.podIP || '')}</td><td>${esc(p.metadata.deletionTimestamp ? 'Terminating' : (p.status?.phase || 'Pending'))}</td><td>${badge(podReady(p), t('ready'), t('notReady'))}</td><td class="num">${podRestarts(p)}</td><td>${esc(age(p.metadata.creationTimestamp))}</td><td><button type="button" class="secondary" data-logs="${esc(key(p))}">${esc(t('logs'))}<span class="sr"> ${esc(p.metadata.name)}</span></button></td></tr>`);
-    el.querySelector('#pod-table').innerHTML = table(t('pod.title'), [t('name'), t('namespace'), t('node'), t('ip'), t('status'), t('ready'), t('restarts'), t('age'), t('logs')], rows);
+    const rows = list('pods', ns).sort(byName).map((p) => `<tr><td><a href="#/pods/${encodeURIComponent(p.metadata.namespace)}/${encodeURIComponent(p.metadata.name)}">${esc(p.metadata.name)}</a></td><td>${esc(p.metadata.namespace)}</td><td>${esc(p.spec?.nodeName || '')}</td><td class="mono">${esc(p.status?.podIP || '')}</td><td>${esc(p.metadata.deletionTimestamp ? 'Terminating' : (p.status?.phase || 'Pending'))}</td><td>${badge(podReady(p), t('ready'), t('notReady'))}</td><td class="num">${podRestarts(p)}</td>${usageCells(state.metrics.pods.get(key(p)))}<td>${esc(age(p.metadata.creationTimestamp))}</td><td><button type="button" class="secondary" data-logs="${esc(key(p))}">${esc(t('logs'))}<span class="sr"> ${esc(p.metadata.name)}</span></button></td></tr>`);
+    el.querySelector('#pod-table').innerHTML = table(t('pod.title'), [t('name'), t('namespace'), t('node'), t('ip'), t('status'), t('ready'), t('restarts'), t('cpu'), t('memory'), t('age'), t('logs')], rows);
   },
 };
+
+// usageCells are kubectl top's CPU and memory cells of a pod or node (u
+// from metrics.js; empty until the first scrape), with the share of the
+// node's allocatable when given, as `kubectl top node` prints it.
+function usageCells(u, alloc) {
+  if (!u) return '<td class="num"></td><td class="num"></td>';
+  const pct = (v, q) => { const a = quantity(q); return a > 0 && Number.isFinite(v) ? ` (${Math.round(100 * v / a)}%)` : ''; };
+  return `<td class="num">${esc(cpuText(u.cpu) + (alloc ? pct(u.cpu, alloc.cpu) : ''))}</td><td class="num">${esc(memText(u.mem) + (alloc ? pct(u.mem, alloc.memory) : ''))}</td>`;
+}
 
 // ---- nodes
 const nodes = {
   mount(el) { el.innerHTML = `<h1>${esc(t('node.title'))}</h1><div id="node-table"></div>`; },
   update(el) {
-    const rows = list('nodes').sort(byName).map((n) => `<tr><td>${esc(n.metadata.name)}</td><td>${badge(nodeReady(n), t('ready'), t('notReady'))}</td><td class="mono">${esc((n.spec?.podCIDRs || [n.spec?.podCIDR]).filter(Boolean).join(', '))}</td><td class="mono">${esc((n.status?.addresses || []).map((a) => a.type + ' ' + a.address).join(', '))}</td><td>${esc(n.status?.nodeInfo?.kubeletVersion || '')}</td><td>${esc(age(n.metadata.creationTimestamp))}</td></tr>`);
-    el.querySelector('#node-table').innerHTML = table(t('node.title'), [t('name'), t('ready'), t('podCIDR'), t('addresses'), t('version'), t('age')], rows);
+    const rows = list('nodes').sort(byName).map((n) => `<tr><td>${esc(n.metadata.name)}</td><td>${badge(nodeReady(n), t('ready'), t('notReady'))}</td><td class="mono">${esc((n.spec?.podCIDRs || [n.spec?.podCIDR]).filter(Boolean).join(', '))}</td><td class="mono">${esc((n.status?.addresses || []).map((a) => a.type + ' ' + a.address).join(', '))}</td><td>${esc(n.status?.nodeInfo?.kubeletVersion || '')}</td>${usageCells(state.metrics.nodes.get(n.metadata.name), n.status?.allocatable)}<td>${esc(age(n.metadata.creationTimestamp))}</td></tr>`);
+    el.querySelector('#node-table').innerHTML = table(t('node.title'), [t('name'), t('ready'), t('podCIDR'), t('addresses'), t('version'), t('cpu'), t('memory'), t('age')], rows);
   },
 };
 
@@ -413,4 +424,4 @@ spec:
   },
 };
 
-export const views = { overview, services, serviceDetail, deployments, pods, nodes, events, create, ...kindViews };
+export const views = { overview, services, serviceDetail, deployments, pods, nodes, events, create, ...kindViews, ...workloadViews };

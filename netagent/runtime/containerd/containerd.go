@@ -54,6 +54,9 @@ const (
 	LabelStdin       = "skiff.dev/stdin"
 	LabelStdinOnce   = "skiff.dev/stdin-once"
 	LabelStdinClosed = "skiff.dev/stdin-closed"
+	// LabelCgroup is the container's cgroup path (under the pod's), set
+	// when the pod has a cgroup.
+	LabelCgroup = "skiff.dev/cgroup"
 )
 
 // Config configures a Runtime.
@@ -86,6 +89,10 @@ type Config struct {
 	// os.Executable(), the agent's own binary. A test binary must name a
 	// built skiff (or handle logdriver.LogCommand itself).
 	LoggerBinary string
+	// Cgroups reads a stopped container's cgroup (its OOM kills) before
+	// runc removes it; nil: no OOMKilled reason. The cgroup itself is
+	// runc's to make, from the spec (cgroups.go).
+	Cgroups CgroupReader
 	// Logger; nil discards.
 	Logger *slog.Logger
 }
@@ -223,6 +230,10 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 	if err != nil {
 		return runtime.ContainerStatus{}, fmt.Errorf("runtime/containerd: start %s: image config: %w", c.Name, err)
 	}
+	secOpts, err := securityOpts(c.Security, icfg.Config.User) // security.go
+	if err != nil {
+		return runtime.ContainerStatus{}, fmt.Errorf("runtime/containerd: start %s: %w", c.Name, err)
+	}
 	argv := containerArgv(icfg.Config.Entrypoint, icfg.Config.Cmd, c.Command, c.Args)
 	if len(argv) == 0 {
 		return runtime.ContainerStatus{}, fmt.Errorf("runtime/containerd: start %s: no command: neither the pod nor image %s sets one", c.Name, ref)
@@ -243,7 +254,7 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 		return runtime.ContainerStatus{}, fmt.Errorf("runtime/containerd: start %s: log dir: %w", c.Name, err)
 	}
 	specOpts := []oci.SpecOpts{
-		withImageConfig(icfg.Config),
+		withImageConfig(withUser(icfg.Config, c.Security)),
 		oci.WithProcessArgs(argv...),
 		oci.WithEnv(c.Env),
 	}
@@ -272,6 +283,12 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 		mounts = append(mounts, specs.Mount{Destination: m.Destination, Type: "bind", Source: m.Source, Options: []string{"rbind", opt}})
 	}
 	specOpts = append(specOpts, oci.WithMounts(mounts))
+	specOpts = append(specOpts, secOpts...)
+	specOpts = append(specOpts, withSysctls(c.Sysctls))
+	cg := containerCgroup(sb, id)
+	if cg != "" {
+		specOpts = append(specOpts, oci.WithCgroup(cg), withResources(c.Resources))
+	}
 	if c.Stdin && c.TTY {
 		specOpts = append(specOpts, oci.WithTTY)
 	}
@@ -279,6 +296,9 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 	labels := map[string]string{
 		LabelPodUID: sb.PodUID, LabelPodNamespace: sb.Namespace, LabelPodName: sb.Name,
 		LabelContainer: c.Name, LabelLogPath: logPath, LabelStartedAt: started.UTC().Format(time.RFC3339Nano),
+	}
+	if cg != "" {
+		labels[LabelCgroup] = cg
 	}
 	var stdinPath string
 	if c.Stdin {
@@ -418,6 +438,9 @@ func (r *Runtime) status(ctx context.Context, ctr ctrd.Container, info container
 		st.State, st.Pid = runtime.StateCreated, int(task.Pid())
 	case ctrd.Stopped:
 		st.State, st.ExitCode, st.FinishedAt = runtime.StateExited, int(ts.ExitStatus), ts.ExitTime
+		if r.oomKilled(info.Labels[LabelCgroup]) {
+			st.Reason = "OOMKilled"
+		}
 	}
 	return st, nil
 }

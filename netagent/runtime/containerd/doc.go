@@ -112,8 +112,20 @@
 //
 // # Limits
 //
-//   - No resource limits, users or security options from the pod spec:
-//     the image's user and the default spec of containerd apply.
+//   - Resources: with a pod cgroup (Sandbox.CgroupParent) runc makes the
+//     container's cgroup under it from the spec's cgroupsPath and
+//     linux.resources (cgroups.go); a stopped task whose cgroup counted
+//     an OOM kill is reported with reason OOMKilled (Config.Cgroups).
+//   - securityContext (security.go, runtime.Security) is applied as CRI
+//     does: runAsUser/runAsGroup over the image's USER, supplementary
+//     groups, a read-only rootfs, the capability set (containerd's
+//     default, then add/drop, "ALL" as CRI), privileged (all
+//     capabilities and host devices, no masked paths, no seccomp),
+//     no_new_privs only with allowPrivilegeEscalation: false, and
+//     seccomp RuntimeDefault (containerd's default profile) or
+//     Localhost (the node's JSON file). Refused with a
+//     runtime.ConfigError: runAsNonRoot with a root or non-numeric
+//     user, an unknown capability, a missing Localhost profile.
 //   - What a process writes just before exiting may reach the log file a
 //     moment after the exit is reported (two pipes copied by the logging
 //     binary); Logs(follow) waits one poll interval after the exit.

@@ -28,27 +28,41 @@ import (
 // helper costs. Errors (a namespace, the working directory, the command
 // not found or not executable) come back from here or from cmd.Start.
 func startInPod(o initOptions, cmd *exec.Cmd) error {
+	return onThrowawayThread(func() error { return startOnThread(o, cmd) })
+}
+
+// onThrowawayThread runs fn on a locked OS thread that leaves the process
+// when fn returns (no UnlockOSThread), so fn may change the thread for
+// good (namespaces, cgroups, credentials) and no other goroutine ever
+// runs there. Never the main thread: a locked goroutine that ends there
+// does not end the thread (Go parks it for good), so it would keep the
+// changes, and /proc/self, the main thread's view, would show them; while
+// a goroutine holds the main thread, the next one runs on another.
+func onThrowawayThread(fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		goruntime.LockOSThread()
 		if unix.Gettid() == unix.Getpid() {
-			// The main thread: a locked goroutine that ends there does
-			// not end the thread (Go parks it for good), so it would stay
-			// in the pod's namespaces, and /proc/self, which is the main
-			// thread's view, would show them. Keep it clean: while this
-			// goroutine holds it, the next one runs on another thread.
-			errc <- startInPod(o, cmd)
+			errc <- onThrowawayThread(fn)
 			goruntime.UnlockOSThread()
 			return
 		}
-		// No UnlockOSThread: see above.
-		errc <- startOnThread(o, cmd)
+		errc <- fn()
 	}()
 	return <-errc
 }
 
 // startOnThread runs on a locked thread that it may change for good.
 func startOnThread(o initOptions, cmd *exec.Cmd) error {
+	// The cgroup first: the pod's mount namespace has a /sys of its own,
+	// without the node's cgroup file systems.
+	if o.cgroup != nil {
+		done, err := o.cgroup(cmd)
+		if err != nil {
+			return err
+		}
+		defer done()
+	}
 	// Unsharing a mount namespace also gives the thread a private
 	// fs_struct (CLONE_FS), so the Chdir below changes this thread only.
 	if err := setupPod(o); err != nil {
@@ -66,6 +80,13 @@ func startOnThread(o initOptions, cmd *exec.Cmd) error {
 		return err
 	}
 	cmd.Path = path
+	if o.creds != nil {
+		// The child inherits the bounding set and no_new_privs of this
+		// thread; its user and groups are cmd's Credential.
+		if err := applyThread(*o.creds); err != nil {
+			return err
+		}
+	}
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("exec %s: %w", path, err)
 	}

@@ -87,9 +87,37 @@
 //
 // # Limits
 //
-//   - No resource limits, users, capabilities or PID namespace: a
-//     container is an ordinary root process with its own network, mount
-//     and UTS namespaces.
+//   - No PID namespace: a container is an ordinary process of the node
+//     with its own network, mount and UTS namespaces.
+//   - Resources (cgroups.go): with Config.Cgroups and a pod cgroup
+//     (Sandbox.CgroupParent) each container gets a cgroup of its own
+//     under the pod's with its limits, which its process starts in (on
+//     v1 the forking thread joins it; on v2 the clone places the child,
+//     CLONE_INTO_CGROUP) and each exec's helper starts in; ContainerStats
+//     reads it; an exit after its oom_kill count rose is reason OOMKilled
+//     (exit code 137), kept in the state file; Remove kills what is left
+//     in it and removes it. Without cgroups limits are not enforced.
+//   - securityContext (security.go): the uid, gid and supplementary
+//     groups are runAsUser (default 0), runAsGroup (default 0, there is
+//     no image /etc/passwd) and supplementalGroups (SysProcAttr.Credential);
+//     the capability bounding set is containerd's default set after
+//     add/drop (runtime.Security.Capabilities), dropped with
+//     PR_CAPBSET_DROP on the forking thread, so root gets exactly that
+//     set as permitted and effective set and a non-root user none (no
+//     ambient capabilities, as under runc with CRI); privileged keeps the
+//     agent's whole set; allowPrivilegeEscalation: false sets
+//     PR_SET_NO_NEW_PRIVS on that thread. readOnlyRootFilesystem makes
+//     every mount of the container's mount namespace read-only
+//     (mount_setattr MOUNT_ATTR_RDONLY, one mount at a time, after the
+//     binds) except those at or under /dev, /proc, /sys and the
+//     container's writable volume mounts; /etc/hosts and
+//     /etc/resolv.conf become read-only. Every exec gets the same uid,
+//     groups, bounding set and no_new_privs (the helper's --creds, from
+//     the state file).
+//   - Refused with a runtime.ConfigError (the pod waits in
+//     CreateContainerConfigError): seccomp RuntimeDefault and Localhost
+//     (there is no seccomp loader here; Unconfined is honoured),
+//     runAsNonRoot with uid 0, an unknown capability name.
 //   - A process that leaves its process group is not stopped with it.
 //   - If the agent dies between fork and the first state save, that one
 //     process is not recorded and will not be adopted.

@@ -36,8 +36,8 @@ func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, timeout tim
 		return -1, nil, fmt.Errorf("runtime/process: exec in %s: %w", id, runtime.ErrNotRunning)
 	}
 	r.mu.Lock()
-	opts := initOptions{workdir: c.rec.WorkingDir, joinPid: c.rec.Pid, joinTicks: c.rec.StartTicks, syncFD: syncFD}
-	env := c.rec.Env
+	opts := initOptions{workdir: c.rec.WorkingDir, joinPid: c.rec.Pid, joinTicks: c.rec.StartTicks, syncFD: syncFD, creds: c.rec.Creds}
+	env, cg := c.rec.Env, c.rec.Cgroup
 	r.mu.Unlock()
 
 	if timeout > 0 {
@@ -58,7 +58,7 @@ func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, timeout tim
 	// A background child that keeps the output pipe open does not hold
 	// Exec for longer than this after the command exited.
 	ec.WaitDelay = time.Second
-	if err := r.startHelper(ctx, ec); err != nil {
+	if err := r.startHelper(ctx, ec, cg); err != nil {
 		if ctx.Err() != nil {
 			return -1, out.Bytes(), fmt.Errorf("runtime/process: exec in %s: %w", id, ctx.Err())
 		}

@@ -1,6 +1,7 @@
 package process
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -58,6 +59,11 @@ type initOptions struct {
 	joinTicks  uint64          // ... if its start time (in clock ticks) is still this
 	syncFD     int             // report errors here; -1: none
 	mounts     []runtime.Mount // bind mounts after resolv.conf and hosts (Start only, not the helper)
+	creds      *creds          // user, capabilities, no_new_privs, read-only root (nil: the agent's)
+	// cgroup, for Start only (not the helper), puts the child into the
+	// container's cgroup from the forking thread (Runtime.intoCgroup);
+	// it returns what to run after the start. Nil: no cgroup.
+	cgroup func(*exec.Cmd) (func(), error)
 }
 
 // helperArgs builds the helper's command line (without the binary).
@@ -76,6 +82,10 @@ func (o initOptions) args(argv []string) []string {
 	if o.joinPid > 0 {
 		a = append(a, "--join-pid="+strconv.Itoa(o.joinPid), "--join-start="+strconv.FormatUint(o.joinTicks, 10))
 	}
+	if o.creds != nil {
+		b, _ := json.Marshal(o.creds) // plain numbers and bools: cannot fail
+		a = append(a, "--creds="+string(b))
+	}
 	return append(append(a, "--"), argv...)
 }
 
@@ -91,6 +101,10 @@ func parseInitArgs(args []string) (initOptions, []string, error) {
 	fs.IntVar(&o.joinPid, "join-pid", 0, "join the namespaces of this process (exec)")
 	fs.Uint64Var(&o.joinTicks, "join-start", 0, "the start time (clock ticks) --join-pid must have")
 	fs.IntVar(&o.syncFD, "sync-fd", -1, "close-on-exec pipe to report errors on")
+	fs.Func("creds", "the container's user, capabilities and no_new_privs (JSON)", func(v string) error {
+		o.creds = new(creds)
+		return json.Unmarshal([]byte(v), o.creds)
+	})
 	if err := fs.Parse(args); err != nil {
 		return o, nil, err
 	}
@@ -155,6 +169,16 @@ func setupAndExec(o initOptions, argv []string) error {
 	if err != nil {
 		return err
 	}
+	if o.creds != nil {
+		// This thread execs: its bounding set, no_new_privs and user
+		// become the command's.
+		if err := applyThread(*o.creds); err != nil {
+			return err
+		}
+		if err := setUser(*o.creds); err != nil {
+			return err
+		}
+	}
 	if err := syscall.Exec(path, argv, os.Environ()); err != nil {
 		return fmt.Errorf("exec %s: %w", path, err)
 	}
@@ -201,6 +225,11 @@ func setupPod(o initOptions) error {
 	if o.hostname != "" {
 		if err := unix.Sethostname([]byte(o.hostname)); err != nil {
 			return fmt.Errorf("sethostname %q: %w", o.hostname, err)
+		}
+	}
+	if o.creds != nil && o.creds.ReadOnly {
+		if err := makeRootReadOnly(readOnlyKeep(o.mounts)); err != nil {
+			return err
 		}
 	}
 	return nil

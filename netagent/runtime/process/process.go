@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +48,13 @@ type Config struct {
 	// KillTimeout bounds the wait for a process to die after SIGKILL;
 	// default 10 s.
 	KillTimeout time.Duration
+	// Cgroups, when set, gives each container of a pod with a cgroup
+	// (Sandbox.CgroupParent) a cgroup of its own under it, with the
+	// container's Resources, which its process starts in and every exec
+	// joins; its counters are ContainerStats' figures and its oom_kill
+	// count the OOMKilled reason. Nil: no cgroups (every process stays in
+	// the agent's).
+	Cgroups Cgroups
 	// Logger; nil discards.
 	Logger *slog.Logger
 }
@@ -60,6 +68,8 @@ type Runtime struct {
 	mu         sync.Mutex
 	containers map[string]*container
 	reaper     reaper // waits for the processes this Runtime started
+
+	snaps procSnapshots // the last read of /proc (stats.go)
 }
 
 var _ runtime.Runtime = (*Runtime)(nil)
@@ -139,7 +149,11 @@ func (r *Runtime) Name() string { return "process" }
 // <sb.LogDir>/<c.Name>/<id>.log (default LogDir:
 // <StateDir>/logs/<pod UID>). An empty sb.NetNSPath means the host's
 // network namespace and host name (hostNetwork); an empty ResolvConf or
-// Hosts leaves that file alone. Start returns once the command has been exec'ed, or with the
+// Hosts leaves that file alone. c.Security gives the process its user,
+// groups, capability bounding set, no_new_privs and a read-only root
+// (security.go); what it cannot honour (a seccomp profile, runAsNonRoot as
+// root, an unknown capability) is a *runtime.ConfigError and nothing
+// starts. Start returns once the command has been exec'ed, or with the
 // reason it could not be (no such command, no such netns, ...).
 func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.ContainerSpec) (runtime.ContainerStatus, error) {
 	if len(c.Command) == 0 {
@@ -148,9 +162,28 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 	if c.Name == "" || c.Name == "." || c.Name == ".." || strings.ContainsRune(c.Name, '/') {
 		return runtime.ContainerStatus{}, fmt.Errorf("runtime/process: start: bad container name %q", c.Name)
 	}
+	if len(c.Sysctls) > 0 {
+		return runtime.ContainerStatus{}, fmt.Errorf("runtime/process: start %s: %w", c.Name, &runtime.ConfigError{Field: "securityContext.sysctls",
+			Msg: fmt.Sprintf("the process runtime cannot set %s: its containers share the node's IPC namespace (net.* sysctls work; use the containerd runtime for IPC ones)",
+				strings.Join(slices.Sorted(maps.Keys(c.Sysctls)), ", "))})
+	}
+	own, err := boundingSet()
+	if err != nil {
+		return runtime.ContainerStatus{}, fmt.Errorf("runtime/process: start %s: %w", c.Name, err)
+	}
+	cr, err := containerCreds(c.Security, own)
+	if err != nil {
+		return runtime.ContainerStatus{}, fmt.Errorf("runtime/process: start %s: %w", c.Name, err)
+	}
 	id, err := newID()
 	if err != nil {
 		return runtime.ContainerStatus{}, fmt.Errorf("runtime/process: start %s: %w", c.Name, err)
+	}
+	cg := r.containerCgroup(sb, id)
+	if cg != "" {
+		if err := r.cfg.Cgroups.Ensure(cg, c.Resources); err != nil {
+			return runtime.ContainerStatus{}, fmt.Errorf("runtime/process: start %s: %w", c.Name, err)
+		}
 	}
 	logDir := sb.LogDir
 	if logDir == "" {
@@ -175,6 +208,10 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 		workdir:    c.WorkingDir,
 		syncFD:     -1,
 		mounts:     c.Mounts,
+		creds:      &cr,
+	}
+	if cg != "" {
+		opts.cgroup = func(cmd *exec.Cmd) (func(), error) { return r.intoCgroup(cg, cmd) }
 	}
 	if sb.NetNSPath != "" {
 		// A hostNetwork pod keeps the node's name, as in Kubernetes.
@@ -203,7 +240,8 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 	}
 	// A process group of its own: Stop signals the whole group. No
 	// Pdeathsig: pods outlive the agent.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true,
+		Credential: &syscall.Credential{Uid: cr.UID, Gid: cr.GID, Groups: cr.Groups}}
 	if err := ctx.Err(); err != nil {
 		err = fmt.Errorf("runtime/process: start %s/%s: %w", sb.Name, c.Name, err)
 		undoStdin()
@@ -217,6 +255,7 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 		undoStdin()
 		os.Remove(logPath)
 		os.Remove(filepath.Dir(logPath)) // only if empty
+		_ = r.removeCgroup(cg)
 		return runtime.ContainerStatus{}, fmt.Errorf("runtime/process: start %s/%s: %w", sb.Name, c.Name, err)
 	}
 	pid := cmd.Process.Pid
@@ -233,6 +272,7 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 			Argv: argv, Env: env, WorkingDir: c.WorkingDir, NetNSPath: sb.NetNSPath, LogPath: logPath,
 			Pid: pid, StartTicks: st.startTicks, StartedAt: time.Now(), State: runtime.StateRunning,
 			StdinPath: stdinPath, StdinOnce: c.Stdin && c.StdinOnce,
+			Creds: &cr, Cgroup: cg,
 		},
 		cmd:    cmd,
 		done:   make(chan struct{}),
@@ -254,17 +294,18 @@ func (r *Runtime) Start(ctx context.Context, sb runtime.Sandbox, c runtime.Conta
 	return status, nil
 }
 
-// startHelper starts cmd (the helper) with the sync pipe as fd 3 and waits
-// until it has exec'ed the workload (EOF) or reported why not (a message).
-// On failure the helper has been reaped.
-func (r *Runtime) startHelper(ctx context.Context, cmd *exec.Cmd) error {
+// startHelper starts cmd (the helper) with the sync pipe as fd 3, in
+// cgroup cg (the container's; "" none), and waits until it has
+// exec'ed the workload (EOF) or reported why not (a message). On failure
+// the helper has been reaped.
+func (r *Runtime) startHelper(ctx context.Context, cmd *exec.Cmd, cg string) error {
 	syncR, syncW, err := os.Pipe()
 	if err != nil {
 		return err
 	}
 	defer syncR.Close()
 	cmd.ExtraFiles = []*os.File{syncW} // fd 3 == syncFD
-	err = cmd.Start()
+	err = r.startInCgroup(cg, cmd)
 	syncW.Close()
 	if err != nil {
 		return err
@@ -331,6 +372,11 @@ func (r *Runtime) markExitedLocked(c *container, code int, unknown bool) {
 		return
 	}
 	c.rec.State = runtime.StateExited
+	if r.oomKilled(c.rec.Cgroup) {
+		// The kernel's OOM killer sends SIGKILL: 137, whether or not
+		// the status could be read.
+		c.rec.Reason, code, unknown = "OOMKilled", 128+int(unix.SIGKILL), false
+	}
 	c.rec.ExitCode = code
 	c.rec.ExitCodeUnknown = unknown
 	c.rec.FinishedAt = time.Now()
@@ -486,6 +532,9 @@ func (r *Runtime) Remove(ctx context.Context, id string) error {
 		if err := r.Stop(ctx, id, 0); err != nil {
 			return fmt.Errorf("runtime/process: remove %s: %w", id, err)
 		}
+	}
+	if err := r.removeCgroup(c.rec.Cgroup); err != nil {
+		return err // the record stays: a retry finds the cgroup again
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

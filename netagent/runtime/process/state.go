@@ -42,6 +42,15 @@ type record struct {
 	// so its status was never read; ExitCode then holds ExitCodeUnknown.
 	ExitCodeUnknown bool      `json:"exitCodeUnknown,omitempty"`
 	FinishedAt      time.Time `json:"finishedAt,omitzero"`
+	// Creds is the user, capabilities and no_new_privs the container's
+	// process got from its securityContext; every exec gets them too.
+	// Nil (a state file from before): the agent's own.
+	Creds *creds `json:"creds,omitempty"`
+	// Cgroup is the container's cgroup (under the pod's; cgroups.go), ""
+	// without one; Reason is "OOMKilled" when the OOM killer ended a
+	// process in it before the container exited.
+	Cgroup string `json:"cgroup,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 func (r *record) status() runtime.ContainerStatus {
@@ -55,6 +64,7 @@ func (r *record) status() runtime.ContainerStatus {
 		FinishedAt: r.FinishedAt,
 		Pid:        r.Pid,
 		LogPath:    r.LogPath,
+		Reason:     r.Reason,
 	}
 }
 

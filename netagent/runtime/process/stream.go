@@ -42,8 +42,8 @@ func (r *Runtime) ExecStream(ctx context.Context, id string, cmd []string, s run
 		return -1, fmt.Errorf("runtime/process: exec in %s: %w", id, runtime.ErrNotRunning)
 	}
 	r.mu.Lock()
-	opts := initOptions{workdir: c.rec.WorkingDir, joinPid: c.rec.Pid, joinTicks: c.rec.StartTicks, syncFD: syncFD}
-	env := c.rec.Env
+	opts := initOptions{workdir: c.rec.WorkingDir, joinPid: c.rec.Pid, joinTicks: c.rec.StartTicks, syncFD: syncFD, creds: c.rec.Creds}
+	env, cg := c.rec.Env, c.rec.Cgroup
 	r.mu.Unlock()
 
 	ec := exec.CommandContext(ctx, r.cfg.HelperPath, opts.args(cmd)...)
@@ -110,7 +110,7 @@ func (r *Runtime) ExecStream(ctx context.Context, id string, cmd []string, s run
 			readers = append(readers, pr)
 		}
 	}
-	if err := r.startHelper(ctx, ec); err != nil {
+	if err := r.startHelper(ctx, ec, cg); err != nil {
 		if ctx.Err() != nil {
 			return -1, fmt.Errorf("runtime/process: exec in %s: %w", id, ctx.Err())
 		}

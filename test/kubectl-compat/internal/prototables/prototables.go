@@ -18,10 +18,16 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	policyv1beta1 "k8s.io/api/policy/v1beta1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -46,7 +52,13 @@ var Roots = []Root{
 	{"v1", "Binding", corev1.Binding{}},
 	{"apps/v1", "Deployment", appsv1.Deployment{}},
 	{"apps/v1", "StatefulSet", appsv1.StatefulSet{}},
+	{"apps/v1", "DaemonSet", appsv1.DaemonSet{}},
+	{"apps/v1", "ControllerRevision", appsv1.ControllerRevision{}},
+	{"policy/v1", "PodDisruptionBudget", policyv1.PodDisruptionBudget{}},
+	{"policy/v1", "Eviction", policyv1.Eviction{}},
+	{"policy/v1beta1", "Eviction", policyv1beta1.Eviction{}},
 	{"autoscaling/v1", "Scale", autoscalingv1.Scale{}},
+	{"autoscaling/v2", "HorizontalPodAutoscaler", autoscalingv2.HorizontalPodAutoscaler{}},
 	{"discovery.k8s.io/v1", "EndpointSlice", discoveryv1.EndpointSlice{}},
 	{"networking.k8s.io/v1", "ServiceCIDR", networkingv1.ServiceCIDR{}},
 	{"networking.k8s.io/v1", "IPAddress", networkingv1.IPAddress{}},
@@ -55,6 +67,14 @@ var Roots = []Root{
 	{"v1", "Secret", corev1.Secret{}},
 	{"v1", "ServiceAccount", corev1.ServiceAccount{}},
 	{"v1", "Endpoints", corev1.Endpoints{}},
+	{"apps/v1", "ReplicaSet", appsv1.ReplicaSet{}},
+	{"v1", "ReplicationController", corev1.ReplicationController{}},
+	{"batch/v1", "Job", batchv1.Job{}},
+	{"batch/v1", "CronJob", batchv1.CronJob{}},
+	{"v1", "PersistentVolume", corev1.PersistentVolume{}},
+	{"v1", "PersistentVolumeClaim", corev1.PersistentVolumeClaim{}},
+	{"storage.k8s.io/v1", "StorageClass", storagev1.StorageClass{}},
+	{"scheduling.k8s.io/v1", "PriorityClass", schedulingv1.PriorityClass{}},
 	{"", "DeleteOptions", metav1.DeleteOptions{}},
 	{"authentication.k8s.io/v1", "TokenRequest", authenticationv1.TokenRequest{}},
 	{"authentication.k8s.io/v1", "SelfSubjectReview", authenticationv1.SelfSubjectReview{}},

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,7 +35,7 @@ func main() {
 		os.Exit(tarCmd(os.Args[1:]))
 	}
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: workload netexec|tcp-echo ADDR...|ignore-term|print|cat FILE...|exit N")
+		fmt.Fprintln(os.Stderr, "usage: workload netexec|tcp-echo ADDR...|ignore-term|print|cat FILE...|write FILE TEXT|exit N")
 		os.Exit(2)
 	}
 	os.Exit(run(os.Args[1], os.Args[2:]))
@@ -64,6 +65,34 @@ func run(name string, args []string) int {
 		return 0
 	case "tcp-echo":
 		return podtest.TCPEcho(args)
+	case "burn": // one busy goroutine for at most 20 s, then sleep
+		fmt.Println("ready")
+		for t0 := time.Now(); time.Since(t0) < 20*time.Second; {
+		}
+		for {
+			time.Sleep(time.Hour)
+		}
+	case "alloc": // alloc <MiB>: touch that much memory, then sleep
+		if len(args) < 1 {
+			return 2
+		}
+		n, err := strconv.Atoi(args[0])
+		if err != nil {
+			return 2
+		}
+		fmt.Println("allocating")
+		held := make([][]byte, 0, n)
+		for range n {
+			b := make([]byte, 1<<20)
+			for i := 0; i < len(b); i += 4096 {
+				b[i] = 1
+			}
+			held = append(held, b)
+		}
+		fmt.Println("allocated", len(held))
+		for {
+			time.Sleep(time.Hour)
+		}
 	case "ignore-term":
 		signal.Ignore(syscall.SIGTERM)
 		fmt.Println("ready")
@@ -147,6 +176,44 @@ func run(name string, args []string) int {
 			return 1
 		}
 		fmt.Printf("%d %d\ntty\n", ws.Row, ws.Col)
+		return 0
+	case "write":
+		// write FILE TEXT: TEXT into FILE (a volume's persistence).
+		if len(args) != 2 {
+			fmt.Fprintln(os.Stderr, "usage: workload write FILE TEXT")
+			return 2
+		}
+		if err := os.WriteFile(args[0], []byte(args[1]), 0o644); err != nil {
+			fmt.Println("error:", err)
+			return 1
+		}
+		return 0
+	case "security":
+		// security [PATH...]: the process's ids, its capability sets,
+		// no_new_privs and seccomp mode (/proc/self/status), then a write
+		// to / and to each PATH (the error, or ok).
+		groups, _ := os.Getgroups()
+		slices.Sort(groups)
+		fmt.Printf("uid=%d gid=%d groups=%v\n", os.Getuid(), os.Getgid(), groups)
+		b, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			fmt.Println("error:", err)
+			return 1
+		}
+		for l := range strings.Lines(string(b)) {
+			for _, k := range []string{"CapPrm:", "CapEff:", "CapBnd:", "NoNewPrivs:", "Seccomp:"} {
+				if strings.HasPrefix(l, k) {
+					fmt.Println(strings.Join(strings.Fields(l), " "))
+				}
+			}
+		}
+		for _, p := range append([]string{"/skiff-ro-test"}, args...) {
+			if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+				fmt.Printf("write %s: %v\n", p, err)
+			} else {
+				fmt.Printf("write %s: ok\n", p)
+			}
+		}
 		return 0
 	case "exit":
 		code, _ := strconv.Atoi(append(args, "0")[0])
