@@ -194,8 +194,27 @@ func start(t *testing.T, rt *Runtime, sb runtime.Sandbox, spec runtime.Container
 		t.Fatalf("Start %s: %v", spec.Name, err)
 	}
 	ticks := mustTicks(t, rt, st.ID)
-	t.Cleanup(func() { killIfSame(st.Pid, ticks) })
+	t.Cleanup(func() {
+		killIfSame(st.Pid, ticks)
+		waitReaped(rt, st.ID)
+	})
 	return st
+}
+
+// waitReaped waits (up to 10 s) until the Runtime has reaped container id
+// and saved its exit: that save writes into the state dir, and a t.TempDir
+// removed meanwhile fails with "directory not empty".
+func waitReaped(rt *Runtime, id string) {
+	rt.mu.Lock()
+	c := rt.containers[id]
+	rt.mu.Unlock()
+	if c == nil || c.done == nil {
+		return
+	}
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+	}
 }
 
 // killAtCleanup SIGKILLs pid's process group at cleanup if pid is still the

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/skiff-dev/skiff/netagent/runtime"
+	"github.com/skiff-dev/skiff/netagent/stats"
 )
 
 // TestContainerStats: a container whose shell runs a child that burns
@@ -22,12 +23,21 @@ func TestContainerStats(t *testing.T) {
 	st := start(t, rt, sb, runtime.ContainerSpec{Name: "sh", Command: []string{"sh", "-c"},
 		Args: []string{"sleep 60 & (end=$(($(date +%s)+20)); while [ $(date +%s) -lt $end ]; do :; done) & wait"}})
 	ctx := context.Background()
-	first, err := rt.ContainerStats(ctx, st.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if first.MemoryWorkingSetBytes == 0 {
-		t.Errorf("working set 0")
+	// Right after Start the leader may still be inside execve (no pages
+	// mapped yet, rss 0 in /proc/<pid>/stat): read again, past the
+	// cached snapshot, until it has some.
+	var first stats.Usage
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(snapshotTTL + 100*time.Millisecond) {
+		var err error
+		if first, err = rt.ContainerStats(ctx, st.ID); err != nil {
+			t.Fatal(err)
+		}
+		if first.MemoryWorkingSetBytes > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("working set still 0 after 5 s")
+		}
 	}
 	time.Sleep(1500 * time.Millisecond) // past snapshotTTL
 	second, err := rt.ContainerStats(ctx, st.ID)
