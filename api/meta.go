@@ -123,6 +123,19 @@ type StatusCause struct {
 	Field   string `json:"field,omitempty"`
 }
 
+// Conversion converts a resource between the version it is served in and
+// the one it is stored in (ResourceInfo.Conversion).
+type Conversion struct {
+	// New returns an empty object of the served version's type.
+	New func() any
+	// NewList returns an empty list of the served version (its schema).
+	NewList func() any
+	// ToStorage converts a decoded served-version object (New's type).
+	ToStorage func(any) (Object, error)
+	// FromStorage converts a stored object to the served version.
+	FromStorage func(Object) (any, error)
+}
+
 // ResourceInfo describes one API resource: how it is addressed, what Go type
 // holds it, and how it is defaulted and validated. The API server serves
 // every entry of Resources() generically.
@@ -144,6 +157,13 @@ type ResourceInfo struct {
 	// Version (a custom resource served in several versions, converted by
 	// rewriting apiVersion: package apiserver/apiextensions); "" is Version.
 	StorageVersion string
+	// Conversion, when set, serves a built-in resource in Version while
+	// its objects are stored in StorageVersion, as New's type: bodies are
+	// decoded strictly into Conversion.New and converted with ToStorage
+	// (then defaulted and validated as the stored version), answers are
+	// converted with FromStorage. Without it a StorageVersion other than
+	// Version only rewrites apiVersion (custom resources).
+	Conversion *Conversion
 	// Table, when set, is the resource's server-side Table (kubectl get)
 	// instead of package printers' own: a custom resource's
 	// additionalPrinterColumns.

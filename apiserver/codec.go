@@ -178,33 +178,77 @@ func decodeJSON(info *api.ResourceInfo, data []byte, v fieldValidation) (api.Obj
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, nil, NewBadRequest("the body of the request must be a JSON object")
 	}
+	if info.Conversion != nil {
+		return decodeConverted(info, trimmed, v)
+	}
 	obj := info.New()
 	strictErrs, err := sigsjson.UnmarshalStrict(trimmed, obj)
 	if err != nil {
 		return nil, nil, NewBadRequest(fmt.Sprintf("error decoding %s: %v", info.Kind, err))
 	}
-	var warnings []string
-	if len(strictErrs) > 0 {
-		msgs := make([]string, len(strictErrs))
-		for i, e := range strictErrs {
-			msgs[i] = e.Error()
-		}
-		switch v {
-		case validationStrict:
-			return nil, nil, NewBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
-		case validationWarn:
-			warnings = msgs
+	warnings, err := strictResult(strictErrs, v)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkTypeMeta(info, obj.GetTypeMeta()); err != nil {
+		return nil, nil, err
+	}
+	return obj, warnings, nil
+}
+
+// decodeConverted decodes a body of a resource served by conversion
+// (api.ResourceInfo.Conversion): strictly into the served version's type,
+// then converted to the stored one.
+func decodeConverted(info *api.ResourceInfo, data []byte, v fieldValidation) (api.Object, []string, error) {
+	served := info.Conversion.New()
+	strictErrs, err := sigsjson.UnmarshalStrict(data, served)
+	if err != nil {
+		return nil, nil, NewBadRequest(fmt.Sprintf("error decoding %s: %v", info.Kind, err))
+	}
+	warnings, err := strictResult(strictErrs, v)
+	if err != nil {
+		return nil, nil, err
+	}
+	if tm, ok := served.(interface{ GetTypeMeta() *api.TypeMeta }); ok {
+		if err := checkTypeMeta(info, tm.GetTypeMeta()); err != nil {
+			return nil, nil, err
 		}
 	}
-	tm := obj.GetTypeMeta()
+	obj, err := info.Conversion.ToStorage(served)
+	if err != nil {
+		return nil, nil, NewBadRequest(fmt.Sprintf("converting %s %s: %v", info.GroupVersion(), info.Kind, err))
+	}
+	return obj, warnings, nil
+}
+
+// strictResult turns strict decoding's errors into the answer fieldValidation v asks for.
+func strictResult(strictErrs []error, v fieldValidation) ([]string, error) {
+	if len(strictErrs) == 0 {
+		return nil, nil
+	}
+	msgs := make([]string, len(strictErrs))
+	for i, e := range strictErrs {
+		msgs[i] = e.Error()
+	}
+	switch v {
+	case validationStrict:
+		return nil, NewBadRequest("strict decoding error: " + strings.Join(msgs, ", "))
+	case validationWarn:
+		return msgs, nil
+	}
+	return nil, nil
+}
+
+// checkTypeMeta refuses a body of another apiVersion or kind and fills them in.
+func checkTypeMeta(info *api.ResourceInfo, tm *api.TypeMeta) error {
 	if tm.APIVersion != "" && tm.APIVersion != info.GroupVersion() {
-		return nil, nil, NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, info.GroupVersion()))
+		return NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", tm.APIVersion, info.GroupVersion()))
 	}
 	if tm.Kind != "" && tm.Kind != info.Kind {
-		return nil, nil, NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", tm.Kind, info.Kind))
+		return NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", tm.Kind, info.Kind))
 	}
 	tm.APIVersion, tm.Kind = info.GroupVersion(), info.Kind
-	return obj, warnings, nil
+	return nil
 }
 
 // decodeInto decodes body (JSON or YAML) strictly into a fixed type such as

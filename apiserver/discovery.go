@@ -3,9 +3,12 @@ package apiserver
 import (
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/skiff-dev/skiff/api"
 )
 
 // Discovery documents, in the meta/v1 shapes kubectl and client-go read.
@@ -84,6 +87,8 @@ func (s *Server) apiGroup(name string) (apiGroup, bool) {
 		}
 		g.Versions = append(g.Versions, groupVersionForDiscovery{GroupVersion: key, Version: gv.version})
 	}
+	// autoscaling/v2 before autoscaling/v1: the preferred version first.
+	slices.SortStableFunc(g.Versions, func(a, b groupVersionForDiscovery) int { return api.CompareVersions(b.Version, a.Version) })
 	if len(g.Versions) == 0 {
 		for _, v := range s.custom.Load().versions[name] {
 			g.Versions = append(g.Versions, groupVersionForDiscovery{GroupVersion: name + "/" + v, Version: v})

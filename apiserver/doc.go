@@ -112,6 +112,16 @@
 // JSON) and every answer, read or write, has it rewritten to the version
 // asked for.
 //
+// A built-in resource may be served in a second version by conversion
+// (api.ResourceInfo.Conversion; autoscaling/v1 HorizontalPodAutoscalers,
+// stored as autoscaling/v2): it is listed in Config.Resources after its
+// stored version and shares its name, hook and stored objects; bodies are
+// decoded strictly into the served version's type and converted to the
+// stored one before defaulting and validation; every answer (get, list,
+// watch, write) is converted back; OpenAPI describes the served type.
+// Discovery lists a group's versions by kube-apiserver's version
+// priority (api.CompareVersions), the preferred one first.
+//
 // # Watch
 //
 // resourceVersion unset or "0" sends ADDED for the current objects (one store

@@ -87,6 +87,9 @@ func newResource(info *api.ResourceInfo, hook TxnHook) (*resource, error) {
 			r.storageGV = info.Group + "/" + sv
 		}
 		r.convert = apiVersionRewriter(r.storageGV, info.GroupVersion())
+		if info.Conversion != nil {
+			r.convert = r.fromStorage
+		}
 	}
 	for _, s := range info.Subresources {
 		r.subs[s] = true
@@ -194,6 +197,20 @@ func (r *resource) storedAPIVersion() string {
 		return r.info.GroupVersion()
 	}
 	return r.storageGV
+}
+
+// fromStorage converts a stored value to the served version with
+// info.Conversion (a built-in resource served in two versions).
+func (r *resource) fromStorage(raw []byte) ([]byte, error) {
+	obj, err := r.decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	out, err := r.info.Conversion.FromStorage(obj)
+	if err != nil {
+		return nil, fmt.Errorf("apiserver: converting %s to %s: %w", r.qualified, r.info.GroupVersion(), err)
+	}
+	return json.Marshal(out)
 }
 
 // apiVersionRewriter rewrites the apiVersion of a value encoded with

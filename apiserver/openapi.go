@@ -119,7 +119,7 @@ func patchStrategiesOf(resources []*api.ResourceInfo) (map[string]patchStrategy,
 		}
 	}
 	for _, info := range resources {
-		walk(reflect.TypeOf(info.New()).Elem(), "")
+		walk(reflect.TypeOf(servedNew(info)).Elem(), "")
 	}
 	return out, walkErr
 }
@@ -173,9 +173,9 @@ func defNames(resources []*api.ResourceInfo) map[reflect.Type]string {
 	}
 	for _, info := range resources {
 		pkg := "io.k8s.api." + k8sGroupPackage(info.Group) + "." + info.Version + "."
-		walk(reflect.TypeOf(info.New()), pkg)
+		walk(reflect.TypeOf(servedNew(info)), pkg)
 		if info.NewList != nil {
-			walk(reflect.TypeOf(info.NewList()), pkg)
+			walk(reflect.TypeOf(servedNewList(info)), pkg)
 		}
 	}
 	for _, t := range []reflect.Type{reflect.TypeOf(api.Scale{}), reflect.TypeOf(api.DeleteOptions{}), reflect.TypeOf(api.Status{})} {
@@ -503,9 +503,9 @@ func (s *Server) openAPIDocuments() (v2 []byte, v3 map[string][]byte, err error)
 		reflect.TypeOf(api.Scale{}): {gvkExt("autoscaling", "v1", "Scale")},
 	}
 	for _, info := range all {
-		gvks[reflect.TypeOf(info.New()).Elem()] = []any{gvkExt(info.Group, info.Version, info.Kind)}
+		gvks[reflect.TypeOf(servedNew(info)).Elem()] = []any{gvkExt(info.Group, info.Version, info.Kind)}
 		if info.NewList != nil {
-			gvks[reflect.TypeOf(info.NewList()).Elem()] = []any{gvkExt(info.Group, info.Version, info.ListKind)}
+			gvks[reflect.TypeOf(servedNewList(info)).Elem()] = []any{gvkExt(info.Group, info.Version, info.ListKind)}
 		}
 	}
 
@@ -639,11 +639,11 @@ func (o operation) build(v3 bool) map[string]any {
 // subresources.
 func addResourcePaths(paths map[string]any, g *schemaGen, r *resource, v3 bool) {
 	info := r.info
-	objT := reflect.TypeOf(info.New())
+	objT := reflect.TypeOf(servedNew(info))
 	obj := g.schemaOf(objT)
 	list := map[string]any{"type": "object"}
 	if info.NewList != nil {
-		list = g.schemaOf(reflect.TypeOf(info.NewList()))
+		list = g.schemaOf(reflect.TypeOf(servedNewList(info)))
 	}
 	status := g.schemaOf(reflect.TypeOf(api.Status{}))
 	delOpts := g.schemaOf(reflect.TypeOf(api.DeleteOptions{}))
@@ -718,4 +718,21 @@ func addResourcePaths(paths map[string]any, g *schemaGen, r *resource, v3 bool) 
 			"patch": sc("patch", "patch", append(append([]param{}, named...), writeParams...), patch, patchTypes),
 		}
 	}
+}
+
+// servedNew is an empty object of the type info is served as: the served
+// version's for a resource served by conversion (api.Conversion).
+func servedNew(info *api.ResourceInfo) any {
+	if info.Conversion != nil {
+		return info.Conversion.New()
+	}
+	return info.New()
+}
+
+// servedNewList is servedNew's list.
+func servedNewList(info *api.ResourceInfo) any {
+	if info.Conversion != nil {
+		return info.Conversion.NewList()
+	}
+	return info.NewList()
 }

@@ -147,17 +147,23 @@ func New(cfg Config) (*Server, error) {
 	hooksUsed := make(map[string]bool)
 	for _, info := range cfg.Resources {
 		q := qualifiedName(info)
-		if _, dup := s.byQualified[q]; dup {
+		// A resource served by conversion (autoscaling/v1
+		// HorizontalPodAutoscalers) shares its stored version's name,
+		// hook and objects; lookups by name find the stored version.
+		converted := info.Conversion != nil
+		if _, dup := s.byQualified[q]; dup && !converted {
 			return nil, fmt.Errorf("apiserver: resource %s listed twice", q)
 		}
 		hook := cfg.Hooks[q]
-		hooksUsed[q] = hook != nil
+		hooksUsed[q] = hooksUsed[q] || hook != nil
 		r, err := newResource(info, hook)
 		if err != nil {
 			return nil, err
 		}
 		s.byPtr[info] = r
-		s.byQualified[q] = r
+		if !converted {
+			s.byQualified[q] = r
+		}
 		if r.isNamespaces {
 			s.nsRes = r
 		}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -228,8 +229,10 @@ func Start(ctx context.Context, cfg config.Server, log *slog.Logger) (_ *Server,
 		volumes: storeVolumes{st: s.kv, info: resourceTable(s.resource)["persistentvolumes"]}}
 	v := version.Get()
 	s.api, err = apiserver.New(apiserver.Config{
-		Store:         s.kv,
-		Resources:     s.resource,
+		Store: s.kv,
+		// autoscaling/v1 HorizontalPodAutoscalers too, served by conversion
+		// from the stored autoscaling/v2 objects (api/autoscaling_v1.go).
+		Resources:     append(slices.Clone(s.resource), api.ServedByConversion()...),
 		Authenticator: s.auth,
 		PodLogs:       s.nodeAPI.PodLogs,
 		PodStream:     s.nodeAPI.PodStream,

@@ -185,7 +185,7 @@ func ResourceInfos(c *CustomResourceDefinition) []*api.ResourceInfo {
 			vs = append(vs, v)
 		}
 	}
-	sort.SliceStable(vs, func(i, j int) bool { return CompareVersions(vs[i].Name, vs[j].Name) > 0 })
+	sort.SliceStable(vs, func(i, j int) bool { return api.CompareVersions(vs[i].Name, vs[j].Name) > 0 })
 	storage := c.StorageVersion()
 	n := c.Spec.Names
 	out := make([]*api.ResourceInfo, 0, len(vs))
@@ -267,63 +267,6 @@ func objectInfo(group, version, storage string, n CustomResourceDefinitionNames,
 	}
 	info.ValidateStatusUpdate = validateUpdate
 	return info
-}
-
-// CompareVersions orders two version names as kube-apiserver's
-// version priority does: >0 when a comes first.
-func CompareVersions(a, b string) int {
-	ka, kb := versionKey(a), versionKey(b)
-	switch {
-	case ka.class != kb.class:
-		return kb.class - ka.class // lower class first
-	case ka.class == classOther:
-		return strings.Compare(b, a) // alphabetical: a first when smaller
-	case ka.major != kb.major:
-		return ka.major - kb.major
-	default:
-		return ka.minor - kb.minor
-	}
-}
-
-const (
-	classGA = iota
-	classBeta
-	classAlpha
-	classOther
-)
-
-type vkey struct{ class, major, minor int }
-
-func versionKey(v string) vkey {
-	if !strings.HasPrefix(v, "v") {
-		return vkey{class: classOther}
-	}
-	rest := v[1:]
-	i := 0
-	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
-		i++
-	}
-	if i == 0 || rest[0] == '0' {
-		return vkey{class: classOther}
-	}
-	major, _ := strconv.Atoi(rest[:i])
-	rest = rest[i:]
-	if rest == "" {
-		return vkey{class: classGA, major: major}
-	}
-	for _, s := range []struct {
-		pre   string
-		class int
-	}{{"beta", classBeta}, {"alpha", classAlpha}} {
-		if num, ok := strings.CutPrefix(rest, s.pre); ok {
-			minor, err := strconv.Atoi(num)
-			if err != nil || num == "" || num[0] == '0' {
-				return vkey{class: classOther}
-			}
-			return vkey{class: s.class, major: major, minor: minor}
-		}
-	}
-	return vkey{class: classOther}
 }
 
 // decodeCRD decodes a stored definition.

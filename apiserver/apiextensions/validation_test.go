@@ -168,17 +168,3 @@ func checkErrs(t *testing.T, errs field.ErrorList, fields []string, detail strin
 		t.Errorf("error %q does not say %q", errs[0].Error(), detail)
 	}
 }
-
-func TestCompareVersions(t *testing.T) {
-	// upstream's documented order
-	order := []string{"v10", "v2", "v1", "v11beta2", "v10beta3", "v3beta1", "v12alpha1", "v11alpha2", "foo1", "foo10"}
-	for i := range order {
-		for j := range order {
-			c := CompareVersions(order[i], order[j])
-			switch {
-			case i < j && c <= 0, i > j && c >= 0, i == j && c != 0:
-				t.Errorf("CompareVersions(%s, %s) = %d", order[i], order[j], c)
-			}
-		}
-	}
-}

@@ -12,34 +12,21 @@ import (
 // up to --min without metrics, and `kubectl get hpa` prints kubectl's
 // columns with the target as "cpu: <unknown>/80%" (no metrics: no agent
 // runs the shared server's pods, so metrics.k8s.io lists none of them).
-// Debian's kubectl 1.20 writes autoscaling/v1, which Skiff does not serve
-// (only v2): its autoscale fails with the server's 404, and the pass
-// applies the same autoscaler as a v2 manifest instead.
+// Debian's kubectl 1.20 writes autoscaling/v1, which Skiff serves by
+// conversion from the stored autoscaling/v2 object; both kubectls read it
+// back through v1 as targetCPUUtilizationPercentage.
 func TestAutoscaleAndGetHPA(t *testing.T) {
 	ns := namespace(t, "autoscale")
 	kubectl(t, "-n", ns, "create", "deployment", "web", "--image=netexec", "--replicas=1")
-	if spdyOnly() {
-		_, errOut, err := kubectlErr(t, "-n", ns, "autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu-percent=80")
-		if err == nil || !strings.Contains(errOut, "the server could not find the requested resource") {
-			t.Fatalf("kubectl 1.20 autoscale (autoscaling/v1): err %v, stderr %q; want the 404 of a version not served", err, errOut)
-		}
-		kubectl(t, "-n", ns, "apply", "-f", manifest(t, "hpa.yaml", `apiVersion: autoscaling/v2
-kind: HorizontalPodAutoscaler
-metadata:
-  name: web
-spec:
-  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
-  minReplicas: 2
-  maxReplicas: 5
-  metrics:
-  - type: Resource
-    resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}
-`))
-	} else {
-		out := kubectl(t, "-n", ns, "autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu-percent=80")
-		if !strings.Contains(out, "horizontalpodautoscaler.autoscaling/web autoscaled") {
-			t.Fatalf("autoscale: %q", out)
-		}
+	out := kubectl(t, "-n", ns, "autoscale", "deployment", "web", "--min=2", "--max=5", "--cpu-percent=80")
+	if !strings.Contains(out, "horizontalpodautoscaler.autoscaling/web autoscaled") {
+		t.Fatalf("autoscale: %q", out)
+	}
+	if got := kubectl(t, "-n", ns, "get", "hpa.v1.autoscaling", "web", "-o", "jsonpath={.apiVersion} {.spec.targetCPUUtilizationPercentage}"); got != "autoscaling/v1 80" {
+		t.Fatalf("the autoscaler through autoscaling/v1: %q", got)
+	}
+	if got := kubectl(t, "-n", ns, "get", "hpa.v2.autoscaling", "web", "-o", "jsonpath={.spec.metrics[0].resource.target.averageUtilization}"); got != "80" {
+		t.Fatalf("the autoscaler through autoscaling/v2: %q", got)
 	}
 	eventually(t, 30*time.Second, func() error {
 		got := strings.TrimSpace(kubectl(t, "-n", ns, "get", "deploy", "web", "-o", "jsonpath={.spec.replicas}"))
