@@ -293,7 +293,7 @@ func realTrace(t *testing.T, mode string) {
 	goTo(t, b, "#/pods?ns=default")
 	sel := `#pod-table button[data-logs="default/client"]`
 	waitJS(t, b, "the client's row", `document.querySelector('`+sel+`')`)
-	step(t, b, "logs", chromedp.Click(chromedp.CSS(sel)))
+	step(t, b, "logs", clickLive(sel)) // a live row: redrawn between a query and a click
 	waitJS(t, b, "the client's log", `document.getElementById('logs-text').textContent.includes('started HTTP server')`)
 	var apiLog []byte
 	if err := ts.Client().Do(ctx, "GET", "/api/v1/namespaces/default/pods/client/log?container=netexec", nil, &apiLog); err != nil {

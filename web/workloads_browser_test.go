@@ -122,7 +122,7 @@ func TestBrowserWorkloads(t *testing.T) {
 		checkPage(t, ctx, "workloads")
 		shot(t, ctx, "workloads")
 
-		step(t, ctx, "roll back", chromedp.Click(chromedp.CSS(`[data-rs^="default/web-"] button[data-rollback]`)))
+		step(t, ctx, "roll back", clickLive(`[data-rs^="default/web-"] button[data-rollback]`))
 		waitJS(t, ctx, "the rollback message", `(document.getElementById('wl-msg') || {}).className === 'okmsg'`)
 		// Rolled back: the old template is the Deployment's again, and its
 		// ReplicaSet becomes the current revision 3.
