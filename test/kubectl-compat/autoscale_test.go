@@ -22,10 +22,10 @@ func TestAutoscaleAndGetHPA(t *testing.T) {
 	if !strings.Contains(out, "horizontalpodautoscaler.autoscaling/web autoscaled") {
 		t.Fatalf("autoscale: %q", out)
 	}
-	if got := kubectl(t, "-n", ns, "get", "hpa.v1.autoscaling", "web", "-o", "jsonpath={.apiVersion} {.spec.targetCPUUtilizationPercentage}"); got != "autoscaling/v1 80" {
+	if got := kubectl(t, "-n", ns, "get", "horizontalpodautoscalers.v1.autoscaling", "web", "-o", "jsonpath={.apiVersion} {.spec.targetCPUUtilizationPercentage}"); got != "autoscaling/v1 80" {
 		t.Fatalf("the autoscaler through autoscaling/v1: %q", got)
 	}
-	if got := kubectl(t, "-n", ns, "get", "hpa.v2.autoscaling", "web", "-o", "jsonpath={.spec.metrics[0].resource.target.averageUtilization}"); got != "80" {
+	if got := kubectl(t, "-n", ns, "get", "horizontalpodautoscalers.v2.autoscaling", "web", "-o", "jsonpath={.spec.metrics[0].resource.target.averageUtilization}"); got != "80" {
 		t.Fatalf("the autoscaler through autoscaling/v2: %q", got)
 	}
 	eventually(t, 30*time.Second, func() error {
