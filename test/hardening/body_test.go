@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -455,6 +456,14 @@ func TestBodyInflightCap(t *testing.T) {
 		}
 	}
 	defer free()
+	// How the stalled requests ended, shown if the test fails (a request
+	// that ends before the release was never held in its body read).
+	ended := &outcomes{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("stalled requests ended: %q", ended.list())
+		}
+	})
 	for range limit {
 		first := e.stalledRequest(t, ctx, 1000, release)
 		wg.Go(func() {
@@ -466,10 +475,12 @@ func TestBodyInflightCap(t *testing.T) {
 			for {
 				res, err := hc.Do(req)
 				if err != nil {
+					ended.add(fmt.Sprintf("error %v", err))
 					return
 				}
 				res.Body.Close()
 				if res.StatusCode != http.StatusTooManyRequests || ctx.Err() != nil {
+					ended.add(fmt.Sprintf("status %d", res.StatusCode))
 					return
 				}
 				time.Sleep(50 * time.Millisecond)
@@ -555,4 +566,22 @@ func TestBodyInflightCap(t *testing.T) {
 	if code != http.StatusCreated {
 		t.Errorf("node write after the stalled ones ended: %d, want 201", code)
 	}
+}
+
+// outcomes collects strings from several goroutines.
+type outcomes struct {
+	mu  sync.Mutex
+	all []string
+}
+
+func (o *outcomes) add(s string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.all = append(o.all, s)
+}
+
+func (o *outcomes) list() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return slices.Clone(o.all)
 }
