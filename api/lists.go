@@ -428,3 +428,48 @@ func (l *ControllerRevisionList) GetItems() []Object { return itemsOf(l.Items) }
 func (l *ControllerRevisionList) SetItems(items []Object) error {
 	return setItemsOf[ControllerRevision](&l.Items, items)
 }
+
+// IngressList is a list of Ingresses.
+type IngressList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []Ingress `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *IngressList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *IngressList) SetItems(items []Object) error {
+	return setItemsOf[Ingress](&l.Items, items)
+}
+
+// IngressClassList is a list of IngressClasses.
+type IngressClassList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []IngressClass `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *IngressClassList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *IngressClassList) SetItems(items []Object) error {
+	return setItemsOf[IngressClass](&l.Items, items)
+}
+
+// NetworkPolicyList is a list of NetworkPolicies.
+type NetworkPolicyList struct {
+	TypeMeta `json:",inline"`
+	ListMeta `json:"metadata,omitempty"`
+	Items    []NetworkPolicy `json:"items"`
+}
+
+// GetItems implements ListObject.
+func (l *NetworkPolicyList) GetItems() []Object { return itemsOf(l.Items) }
+
+// SetItems implements ListObject.
+func (l *NetworkPolicyList) SetItems(items []Object) error {
+	return setItemsOf[NetworkPolicy](&l.Items, items)
+}
