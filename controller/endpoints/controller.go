@@ -30,9 +30,10 @@ const (
 // last write of that Endpoints.
 var errStaleCache = errors.New("endpoints: Endpoints cache is older than the controller's writes")
 
-// Client is what the controller writes through: Endpoints.
-// *client.Client satisfies it.
+// Client is what the controller writes through: Endpoints, and a live
+// read of a Service the cache does not show. *client.Client satisfies it.
 type Client interface {
+	Get(ctx context.Context, info *api.ResourceInfo, ns, name string, out api.Object) error
 	Create(ctx context.Context, info *api.ResourceInfo, ns string, obj api.Object) error
 	Update(ctx context.Context, info *api.ResourceInfo, ns string, obj api.Object, subresource ...string) error
 	Delete(ctx context.Context, info *api.ResourceInfo, ns, name string, opts client.DeleteOptions) error
@@ -77,6 +78,7 @@ type Controller struct {
 	pods     Cache
 	eps      Cache
 	info     *api.ResourceInfo
+	svcInfo  *api.ResourceInfo
 	log      *slog.Logger
 	opts     Options
 	queue    *workqueue.Queue[string]
@@ -106,8 +108,9 @@ func New(deps Deps, opts Options) (*Controller, error) {
 	}
 	c := &Controller{
 		client: deps.Client, services: deps.Services, pods: deps.Pods, eps: deps.Endpoints,
-		info: api.Lookup(api.Resources(), "v1", "endpoints"),
-		log:  log.With("controller", ControllerName), opts: opts,
+		info:    api.Lookup(api.Resources(), "v1", "endpoints"),
+		svcInfo: api.Lookup(api.Resources(), "v1", "services"),
+		log:     log.With("controller", ControllerName), opts: opts,
 		queue: workqueue.New[string](backoffBase, backoffMax),
 		stale: map[string]string{},
 	}
@@ -216,9 +219,20 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	obj, found := c.services.Get(ns, name)
 	if !found {
-		// The Service is gone: so is its Endpoints, whoever wrote it.
+		// The Service is gone: so is its Endpoints, whoever wrote it. The
+		// Services cache may lag the Endpoints cache (a user's Endpoints
+		// created right after its Service), so only a live read decides
+		// the Service is gone; when it is there, its event in the cache
+		// queues the key again.
+		err := c.client.Get(ctx, c.svcInfo, ns, name, &api.Service{})
+		switch {
+		case err == nil:
+			return nil
+		case !client.IsNotFound(err):
+			return fmt.Errorf("endpoints: get service %s: %w", key, err)
+		}
 		c.setStale(key, "", false)
-		err := c.client.Delete(ctx, c.info, ns, name, client.DeleteOptions{})
+		err = c.client.Delete(ctx, c.info, ns, name, client.DeleteOptions{})
 		if err != nil && !client.IsNotFound(err) {
 			return fmt.Errorf("endpoints: delete %s: %w", key, err)
 		}

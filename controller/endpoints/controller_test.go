@@ -22,16 +22,34 @@ var (
 // startFake runs the controller over informers of an in-memory API.
 func startFake(t *testing.T) *fakeapi.Server {
 	t.Helper()
+	fake := newFake(t)
+	runController(t, fake, nil, endpoints.Options{})
+	return fake
+}
+
+func newFake(t *testing.T) *fakeapi.Server {
+	t.Helper()
 	fake := fakeapi.New(res)
 	if _, err := fake.Create(t.Context(), resNS, "", &api.Namespace{ObjectMeta: api.ObjectMeta{Name: "default"}}); err != nil {
 		t.Fatal(err)
 	}
+	return fake
+}
+
+// runController runs the controller over informers of fake; wrapSvcs,
+// when set, stands between the controller and its Services informer.
+func runController(t *testing.T, fake *fakeapi.Server, wrapSvcs func(endpoints.Cache) endpoints.Cache, opts endpoints.Options) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	inf := func(info *api.ResourceInfo) *client.Informer {
 		return client.NewInformerFor(fake, info, client.InformerOptions{})
 	}
 	svcs, pods, eps := inf(resSvc), inf(resPod), inf(resEp)
-	ctl, err := endpoints.New(endpoints.Deps{Client: fake.Client(), Services: svcs, Pods: pods, Endpoints: eps}, endpoints.Options{})
+	var svcCache endpoints.Cache = svcs
+	if wrapSvcs != nil {
+		svcCache = wrapSvcs(svcs)
+	}
+	ctl, err := endpoints.New(endpoints.Deps{Client: fake.Client(), Services: svcCache, Pods: pods, Endpoints: eps}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +63,46 @@ func startFake(t *testing.T) *fakeapi.Server {
 		}
 	})
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	return fake
+}
+
+// hidingCache is a Services cache that has not yet seen one Service.
+type hidingCache struct {
+	endpoints.Cache
+	hide string
+}
+
+func (h hidingCache) Get(ns, name string) (api.Object, bool) {
+	if name == h.hide {
+		return nil, false
+	}
+	return h.Cache.Get(ns, name)
+}
+
+// A user's Endpoints whose selectorless Service the Services cache does
+// not show yet (that informer lags the Endpoints one) is kept: only a
+// live read of the Service decides it is gone.
+func TestControllerKeepsEndpointsOfServiceMissingFromCache(t *testing.T) {
+	fake := newFake(t)
+	db := service("db", httpPort(api.FromInt32(5432)))
+	db.Spec.Selector = nil
+	create(t, fake, resSvc, db)
+	create(t, fake, resEp, &api.Endpoints{ObjectMeta: api.ObjectMeta{Name: "db", Namespace: "default"}, Subsets: []api.EndpointSubset{{
+		Addresses: []api.EndpointAddress{{IP: "192.0.2.10"}},
+		Ports:     []api.EndpointsPort{{Name: "http", Port: 5432, Protocol: api.ProtocolTCP}},
+	}}})
+	// One worker: the keys are synced in the order queued, and Run
+	// queues every existing Endpoints before any later Service.
+	runController(t, fake, func(c endpoints.Cache) endpoints.Cache { return hidingCache{Cache: c, hide: "db"} }, endpoints.Options{Workers: 1})
+	create(t, fake, resSvc, service("web", httpPort(api.FromInt32(8080))))
+	waitSubsets(t, fake, "web", "")
+	if _, ok := getEndpoints(fake, "db"); !ok {
+		t.Fatal("the user's Endpoints was deleted while its Service exists")
+	}
+	// Once the Service is gone for real, its Endpoints goes.
+	if err := fake.Delete(t.Context(), resSvc, "default", "db", client.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fakeapi.Wait(t, "the Endpoints deleted", func() bool { _, ok := getEndpoints(fake, "db"); return !ok })
 }
 
 func create(t *testing.T, fake *fakeapi.Server, info *api.ResourceInfo, obj api.Object) {

@@ -16,6 +16,10 @@
 //     written by this controller (controller/endpointslicemirroring
 //     mirrors it into EndpointSlices).
 //   - When a Service is gone its Endpoints is deleted, whoever wrote it.
+//     "Gone" is decided by a live GET, never by the Services cache alone:
+//     that cache can lag the Endpoints cache, and a user's Endpoints
+//     written right after its selectorless Service would otherwise be
+//     deleted.
 //     At start every Endpoints is queued once, so the Endpoints of a
 //     Service deleted while the controller was down goes too (an
 //     Endpoints created before its Service is deleted only then).
