@@ -25,6 +25,7 @@ func Resources() []*ResourceInfo {
 		daemonSets(),
 		podDisruptionBudgets(),
 		controllerRevisions(), // resources_revision.go
+		ingresses(), ingressClasses(), networkPolicies(), // resources_networking.go
 	}
 }
 

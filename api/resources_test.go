@@ -41,6 +41,9 @@ func TestResourceTable(t *testing.T) {
 		{"apps/v1", "daemonsets", "daemonset", "DaemonSet", true, []string{"ds"}, []string{"status"}, "*api.DaemonSet"},
 		{"policy/v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true, []string{"pdb"}, []string{"status"}, "*api.PodDisruptionBudget"},
 		{"apps/v1", "controllerrevisions", "controllerrevision", "ControllerRevision", true, nil, nil, "*api.ControllerRevision"},
+		{"networking.k8s.io/v1", "ingresses", "ingress", "Ingress", true, []string{"ing"}, []string{"status"}, "*api.Ingress"},
+		{"networking.k8s.io/v1", "ingressclasses", "ingressclass", "IngressClass", false, nil, nil, "*api.IngressClass"},
+		{"networking.k8s.io/v1", "networkpolicies", "networkpolicy", "NetworkPolicy", true, []string{"netpol"}, nil, "*api.NetworkPolicy"},
 	}
 	res := Resources()
 	if len(res) != len(want) {
@@ -118,7 +121,7 @@ func TestLookup(t *testing.T) {
 		{"short name", LookupName(res, "svc"), "Service"},
 		{"singular", LookupName(res, "statefulset"), "StatefulSet"},
 		{"plural", LookupName(res, "ipaddresses"), "IPAddress"},
-		{"unknown", LookupName(res, "ingresses"), ""},
+		{"unknown", LookupName(res, "csidrivers"), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -220,6 +223,9 @@ func TestResourceTableLifecycle(t *testing.T) {
 		},
 		"daemonsets":           func() Object { return validDaemonSet() },
 		"poddisruptionbudgets": func() Object { return validPodDisruptionBudget() },
+		"ingresses":            func() Object { return validIngress() },
+		"ingressclasses":       func() Object { return validIngressClass() },
+		"networkpolicies":      func() Object { return validNetworkPolicy() },
 	}
 	for _, r := range Resources() {
 		t.Run(r.Resource, func(t *testing.T) {

@@ -2,10 +2,9 @@ package api
 
 // ---- Ingress, IngressClass and NetworkPolicy (networking.k8s.io/v1) ----
 //
-// Not served yet (docs/api.md lists them as not served): the types,
-// defaults and validation (validation_networking.go) are ready for their
-// entries in Resources(). Skiff runs no ingress controller and does not
-// enforce NetworkPolicies.
+// Served by resources_networking.go, validated by validation_networking.go.
+// Skiff stores them; it runs no ingress controller and does not enforce
+// NetworkPolicies (docs/api.md).
 
 // Ingress path types.
 const (

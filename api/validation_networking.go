@@ -183,8 +183,14 @@ func validateIngressBackend(b *IngressBackend, p *field.Path) field.ErrorList {
 	return errs
 }
 
-// DefaultIngressClass sets nothing.
-func DefaultIngressClass(*IngressClass) {}
+// DefaultIngressClass sets upstream's v1 default: parameters without a
+// scope are Cluster-scoped.
+func DefaultIngressClass(c *IngressClass) {
+	if p := c.Spec.Parameters; p != nil && p.Scope == nil {
+		scope := IngressClassParametersScopeCluster
+		p.Scope = &scope
+	}
+}
 
 // ValidateIngressClass checks a new IngressClass.
 func ValidateIngressClass(c *IngressClass) field.ErrorList {

@@ -182,3 +182,19 @@ func TestDefaultNetworkPolicy(t *testing.T) {
 		t.Fatalf("defaults with egress: %+v", n.Spec)
 	}
 }
+
+func TestDefaultIngressClass(t *testing.T) {
+	c := validIngressClass()
+	c.Spec.Parameters = &IngressClassParametersReference{Kind: "IngressParameters", Name: "lb"}
+	DefaultIngressClass(c)
+	if c.Spec.Parameters.Scope == nil || *c.Spec.Parameters.Scope != IngressClassParametersScopeCluster {
+		t.Fatalf("scope %v, want Cluster", c.Spec.Parameters.Scope)
+	}
+	checkErrs(t, ValidateIngressClass(c))
+	ns := IngressClassParametersScopeNamespace
+	c.Spec.Parameters.Scope = &ns
+	DefaultIngressClass(c)
+	if *c.Spec.Parameters.Scope != ns {
+		t.Fatalf("a set scope changed to %s", *c.Spec.Parameters.Scope)
+	}
+}

@@ -452,6 +452,49 @@ func TestRows(t *testing.T) {
 			want: []any{"system-node-critical", int64(2000001000), false, "60m", "PreemptLowerPriority"},
 		},
 		{
+			name: "ingress without class or hosts", group: "networking.k8s.io", resource: "ingresses",
+			obj: &api.Ingress{ObjectMeta: meta("web", time.Minute), Spec: api.IngressSpec{
+				DefaultBackend: &api.IngressBackend{Service: &api.IngressServiceBackend{Name: "web", Port: api.ServiceBackendPort{Number: 80}}},
+			}},
+			want: []any{"web", "<none>", "*", "", "80", "60s"},
+		},
+		{
+			name: "ingress with TLS, five rules and an address", group: "networking.k8s.io", resource: "ingresses",
+			obj: &api.Ingress{ObjectMeta: meta("ha", time.Hour), Spec: api.IngressSpec{
+				IngressClassName: ptr("nginx"),
+				TLS:              []api.IngressTLS{{Hosts: []string{"a.example"}}},
+				Rules:            []api.IngressRule{{Host: ""}, {Host: "a.example"}, {Host: "b.example"}, {Host: "c.example"}, {Host: "d.example"}},
+			}, Status: api.IngressStatus{LoadBalancer: api.IngressLoadBalancerStatus{Ingress: []api.IngressLoadBalancerIngress{
+				{IP: "192.0.2.9"}, {Hostname: "lb.example"}, {IP: "192.0.2.1"},
+			}}}},
+			want: []any{"ha", "nginx", "a.example,b.example,c.example + 2 more...", "192.0.2.1,192.0.2.9,lb.example", "80, 443", "60m"},
+		},
+		{
+			name: "ingressclass with parameters", group: "networking.k8s.io", resource: "ingressclasses",
+			obj: &api.IngressClass{ObjectMeta: meta("nginx", time.Minute), Spec: api.IngressClassSpec{
+				Controller: "k8s.io/ingress-nginx",
+				Parameters: &api.IngressClassParametersReference{APIGroup: ptr("k8s.example.com"), Kind: "IngressParameters", Name: "external-lb"},
+			}},
+			want: []any{"nginx", "k8s.io/ingress-nginx", "IngressParameters.k8s.example.com/external-lb", "60s"},
+		},
+		{
+			name: "ingressclass without parameters", group: "networking.k8s.io", resource: "ingressclasses",
+			obj:  &api.IngressClass{ObjectMeta: meta("traefik", time.Minute), Spec: api.IngressClassSpec{Controller: "traefik.io/ingress-controller"}},
+			want: []any{"traefik", "traefik.io/ingress-controller", "<none>", "60s"},
+		},
+		{
+			name: "networkpolicy", group: "networking.k8s.io", resource: "networkpolicies",
+			obj: &api.NetworkPolicy{ObjectMeta: meta("db", time.Minute), Spec: api.NetworkPolicySpec{
+				PodSelector: api.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
+			}},
+			want: []any{"db", "app=db", "60s"},
+		},
+		{
+			name: "networkpolicy selecting every pod", group: "networking.k8s.io", resource: "networkpolicies",
+			obj:  &api.NetworkPolicy{ObjectMeta: meta("deny-all", time.Minute)},
+			want: []any{"deny-all", "<none>", "60s"},
+		},
+		{
 			name: "unknown resource gets name and age", group: "example.com", resource: "widgets",
 			obj:  &api.Lease{ObjectMeta: meta("w", 5*time.Second)},
 			want: []any{"w", "5s"},

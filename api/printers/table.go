@@ -203,6 +203,13 @@ func For(group, resource string) *Printer {
 		return typed(priorityClassColumns(), PriorityClassCells, nil)
 	case "apps/controllerrevisions": // rows_revision.go
 		return typed(controllerRevisionColumns(), ControllerRevisionCells, nil)
+	// networking.k8s.io (rows_networking.go)
+	case "networking.k8s.io/ingresses":
+		return typed(ingressColumns(), IngressCells, nil)
+	case "networking.k8s.io/ingressclasses":
+		return typed(ingressClassColumns(), IngressClassCells, nil)
+	case "networking.k8s.io/networkpolicies":
+		return typed(networkPolicyColumns(), NetworkPolicyCells, nil)
 	}
 	return Default()
 }

@@ -22,24 +22,27 @@ var roots = []root{
 	{apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", msg: 236},
 	{apiVersion: "networking.k8s.io/v1", kind: "ServiceCIDR", msg: 243},
 	{apiVersion: "networking.k8s.io/v1", kind: "IPAddress", msg: 246},
-	{apiVersion: "coordination.k8s.io/v1", kind: "Lease", msg: 249},
-	{apiVersion: "v1", kind: "ConfigMap", msg: 251},
-	{apiVersion: "v1", kind: "Secret", msg: 252},
-	{apiVersion: "v1", kind: "ServiceAccount", msg: 253},
-	{apiVersion: "v1", kind: "Endpoints", msg: 254},
-	{apiVersion: "apps/v1", kind: "ReplicaSet", msg: 258},
-	{apiVersion: "v1", kind: "ReplicationController", msg: 262},
-	{apiVersion: "batch/v1", kind: "Job", msg: 266},
-	{apiVersion: "batch/v1", kind: "CronJob", msg: 287},
-	{apiVersion: "v1", kind: "PersistentVolume", msg: 291},
+	{apiVersion: "networking.k8s.io/v1", kind: "Ingress", msg: 249},
+	{apiVersion: "networking.k8s.io/v1", kind: "IngressClass", msg: 263},
+	{apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy", msg: 266},
+	{apiVersion: "coordination.k8s.io/v1", kind: "Lease", msg: 273},
+	{apiVersion: "v1", kind: "ConfigMap", msg: 275},
+	{apiVersion: "v1", kind: "Secret", msg: 276},
+	{apiVersion: "v1", kind: "ServiceAccount", msg: 277},
+	{apiVersion: "v1", kind: "Endpoints", msg: 278},
+	{apiVersion: "apps/v1", kind: "ReplicaSet", msg: 282},
+	{apiVersion: "v1", kind: "ReplicationController", msg: 286},
+	{apiVersion: "batch/v1", kind: "Job", msg: 290},
+	{apiVersion: "batch/v1", kind: "CronJob", msg: 311},
+	{apiVersion: "v1", kind: "PersistentVolume", msg: 315},
 	{apiVersion: "v1", kind: "PersistentVolumeClaim", msg: 185},
-	{apiVersion: "storage.k8s.io/v1", kind: "StorageClass", msg: 308},
-	{apiVersion: "scheduling.k8s.io/v1", kind: "PriorityClass", msg: 311},
+	{apiVersion: "storage.k8s.io/v1", kind: "StorageClass", msg: 332},
+	{apiVersion: "scheduling.k8s.io/v1", kind: "PriorityClass", msg: 335},
 	{apiVersion: "", kind: "DeleteOptions", msg: 207},
-	{apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", msg: 312},
-	{apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview", msg: 316},
-	{apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", msg: 319},
-	{apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectRulesReview", msg: 327},
+	{apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", msg: 336},
+	{apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview", msg: 340},
+	{apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", msg: 343},
+	{apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectRulesReview", msg: 351},
 }
 
 // messages are the message types, fields sorted by number.
@@ -1597,11 +1600,116 @@ var messages = []message{
 		{num: 3, json: "namespace", kind: kindString},
 		{num: 4, json: "name", kind: kindString},
 	}},
-	249: {name: "api/coordination/v1.Lease", fields: []field{
+	249: {name: "api/networking/v1.Ingress", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
 		{num: 2, json: "spec", kind: kindMessage, msg: 250},
+		{num: 3, json: "status", kind: kindMessage, msg: 259},
 	}},
-	250: {name: "api/coordination/v1.LeaseSpec", fields: []field{
+	250: {name: "api/networking/v1.IngressSpec", fields: []field{
+		{num: 1, json: "defaultBackend", kind: kindMessage, msg: 251, pointer: true},
+		{num: 2, json: "tls", kind: kindMessage, msg: 254, repeated: true},
+		{num: 3, json: "rules", kind: kindMessage, msg: 255, repeated: true},
+		{num: 4, json: "ingressClassName", kind: kindString, pointer: true},
+	}},
+	251: {name: "api/networking/v1.IngressBackend", fields: []field{
+		{num: 3, json: "resource", kind: kindMessage, msg: 76, pointer: true},
+		{num: 4, json: "service", kind: kindMessage, msg: 252, pointer: true},
+	}},
+	252: {name: "api/networking/v1.IngressServiceBackend", fields: []field{
+		{num: 1, json: "name", kind: kindString},
+		{num: 2, json: "port", kind: kindMessage, msg: 253},
+	}},
+	253: {name: "api/networking/v1.ServiceBackendPort", fields: []field{
+		{num: 1, json: "name", kind: kindString},
+		{num: 2, json: "number", kind: kindInt32},
+	}},
+	254: {name: "api/networking/v1.IngressTLS", fields: []field{
+		{num: 1, json: "hosts", kind: kindString, repeated: true},
+		{num: 2, json: "secretName", kind: kindString},
+	}},
+	255: {name: "api/networking/v1.IngressRule", fields: []field{
+		{num: 1, json: "host", kind: kindString},
+		{num: 2, json: "", kind: kindMessage, msg: 256, inline: true},
+	}},
+	256: {name: "api/networking/v1.IngressRuleValue", fields: []field{
+		{num: 1, json: "http", kind: kindMessage, msg: 257, pointer: true},
+	}},
+	257: {name: "api/networking/v1.HTTPIngressRuleValue", fields: []field{
+		{num: 1, json: "paths", kind: kindMessage, msg: 258, repeated: true},
+	}},
+	258: {name: "api/networking/v1.HTTPIngressPath", fields: []field{
+		{num: 1, json: "path", kind: kindString},
+		{num: 2, json: "backend", kind: kindMessage, msg: 251},
+		{num: 3, json: "pathType", kind: kindString, pointer: true},
+	}},
+	259: {name: "api/networking/v1.IngressStatus", fields: []field{
+		{num: 1, json: "loadBalancer", kind: kindMessage, msg: 260},
+	}},
+	260: {name: "api/networking/v1.IngressLoadBalancerStatus", fields: []field{
+		{num: 1, json: "ingress", kind: kindMessage, msg: 261, repeated: true},
+	}},
+	261: {name: "api/networking/v1.IngressLoadBalancerIngress", fields: []field{
+		{num: 1, json: "ip", kind: kindString},
+		{num: 2, json: "hostname", kind: kindString},
+		{num: 4, json: "ports", kind: kindMessage, msg: 262, repeated: true},
+	}},
+	262: {name: "api/networking/v1.IngressPortStatus", fields: []field{
+		{num: 1, json: "port", kind: kindInt32},
+		{num: 2, json: "protocol", kind: kindString},
+		{num: 3, json: "error", kind: kindString, pointer: true},
+	}},
+	263: {name: "api/networking/v1.IngressClass", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "spec", kind: kindMessage, msg: 264},
+	}},
+	264: {name: "api/networking/v1.IngressClassSpec", fields: []field{
+		{num: 1, json: "controller", kind: kindString},
+		{num: 2, json: "parameters", kind: kindMessage, msg: 265, pointer: true},
+	}},
+	265: {name: "api/networking/v1.IngressClassParametersReference", fields: []field{
+		{num: 1, json: "apiGroup", kind: kindString, pointer: true},
+		{num: 2, json: "kind", kind: kindString},
+		{num: 3, json: "name", kind: kindString},
+		{num: 4, json: "scope", kind: kindString, pointer: true},
+		{num: 5, json: "namespace", kind: kindString, pointer: true},
+	}},
+	266: {name: "api/networking/v1.NetworkPolicy", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "spec", kind: kindMessage, msg: 267},
+	}},
+	267: {name: "api/networking/v1.NetworkPolicySpec", fields: []field{
+		{num: 1, json: "podSelector", kind: kindMessage, msg: 65},
+		{num: 2, json: "ingress", kind: kindMessage, msg: 268, repeated: true},
+		{num: 3, json: "egress", kind: kindMessage, msg: 272, repeated: true},
+		{num: 4, json: "policyTypes", kind: kindString, repeated: true},
+	}},
+	268: {name: "api/networking/v1.NetworkPolicyIngressRule", fields: []field{
+		{num: 1, json: "ports", kind: kindMessage, msg: 269, repeated: true},
+		{num: 2, json: "from", kind: kindMessage, msg: 270, repeated: true},
+	}},
+	269: {name: "api/networking/v1.NetworkPolicyPort", fields: []field{
+		{num: 1, json: "protocol", kind: kindString, pointer: true},
+		{num: 2, json: "port", kind: kindIntOrString, pointer: true},
+		{num: 3, json: "endPort", kind: kindInt32, pointer: true},
+	}},
+	270: {name: "api/networking/v1.NetworkPolicyPeer", fields: []field{
+		{num: 1, json: "podSelector", kind: kindMessage, msg: 65, pointer: true},
+		{num: 2, json: "namespaceSelector", kind: kindMessage, msg: 65, pointer: true},
+		{num: 3, json: "ipBlock", kind: kindMessage, msg: 271, pointer: true},
+	}},
+	271: {name: "api/networking/v1.IPBlock", fields: []field{
+		{num: 1, json: "cidr", kind: kindString},
+		{num: 2, json: "except", kind: kindString, repeated: true},
+	}},
+	272: {name: "api/networking/v1.NetworkPolicyEgressRule", fields: []field{
+		{num: 1, json: "ports", kind: kindMessage, msg: 269, repeated: true},
+		{num: 2, json: "to", kind: kindMessage, msg: 270, repeated: true},
+	}},
+	273: {name: "api/coordination/v1.Lease", fields: []field{
+		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
+		{num: 2, json: "spec", kind: kindMessage, msg: 274},
+	}},
+	274: {name: "api/coordination/v1.LeaseSpec", fields: []field{
 		{num: 1, json: "holderIdentity", kind: kindString, pointer: true},
 		{num: 2, json: "leaseDurationSeconds", kind: kindInt32, pointer: true},
 		{num: 3, json: "acquireTime", kind: kindMicroTime, pointer: true},
@@ -1610,105 +1718,105 @@ var messages = []message{
 		{num: 6, json: "strategy", kind: kindString, pointer: true},
 		{num: 7, json: "preferredHolder", kind: kindString, pointer: true},
 	}},
-	251: {name: "api/core/v1.ConfigMap", fields: []field{
+	275: {name: "api/core/v1.ConfigMap", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
 		{num: 2, json: "data", kind: kindMap, mapVal: kindString},
 		{num: 3, json: "binaryData", kind: kindMap, mapVal: kindBytes},
 		{num: 4, json: "immutable", kind: kindBool, pointer: true},
 	}},
-	252: {name: "api/core/v1.Secret", fields: []field{
+	276: {name: "api/core/v1.Secret", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
 		{num: 2, json: "data", kind: kindMap, mapVal: kindBytes},
 		{num: 3, json: "type", kind: kindString},
 		{num: 4, json: "stringData", kind: kindMap, mapVal: kindString},
 		{num: 5, json: "immutable", kind: kindBool, pointer: true},
 	}},
-	253: {name: "api/core/v1.ServiceAccount", fields: []field{
+	277: {name: "api/core/v1.ServiceAccount", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
 		{num: 2, json: "secrets", kind: kindMessage, msg: 172, repeated: true},
 		{num: 3, json: "imagePullSecrets", kind: kindMessage, msg: 39, repeated: true},
 		{num: 4, json: "automountServiceAccountToken", kind: kindBool, pointer: true},
 	}},
-	254: {name: "api/core/v1.Endpoints", fields: []field{
+	278: {name: "api/core/v1.Endpoints", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "subsets", kind: kindMessage, msg: 255, repeated: true},
+		{num: 2, json: "subsets", kind: kindMessage, msg: 279, repeated: true},
 	}},
-	255: {name: "api/core/v1.EndpointSubset", fields: []field{
-		{num: 1, json: "addresses", kind: kindMessage, msg: 256, repeated: true},
-		{num: 2, json: "notReadyAddresses", kind: kindMessage, msg: 256, repeated: true},
-		{num: 3, json: "ports", kind: kindMessage, msg: 257, repeated: true},
+	279: {name: "api/core/v1.EndpointSubset", fields: []field{
+		{num: 1, json: "addresses", kind: kindMessage, msg: 280, repeated: true},
+		{num: 2, json: "notReadyAddresses", kind: kindMessage, msg: 280, repeated: true},
+		{num: 3, json: "ports", kind: kindMessage, msg: 281, repeated: true},
 	}},
-	256: {name: "api/core/v1.EndpointAddress", fields: []field{
+	280: {name: "api/core/v1.EndpointAddress", fields: []field{
 		{num: 1, json: "ip", kind: kindString},
 		{num: 2, json: "targetRef", kind: kindMessage, msg: 172, pointer: true},
 		{num: 3, json: "hostname", kind: kindString},
 		{num: 4, json: "nodeName", kind: kindString, pointer: true},
 	}},
-	257: {name: "api/core/v1.EndpointPort", fields: []field{
+	281: {name: "api/core/v1.EndpointPort", fields: []field{
 		{num: 1, json: "name", kind: kindString},
 		{num: 2, json: "port", kind: kindInt32},
 		{num: 3, json: "protocol", kind: kindString},
 		{num: 4, json: "appProtocol", kind: kindString, pointer: true},
 	}},
-	258: {name: "api/apps/v1.ReplicaSet", fields: []field{
+	282: {name: "api/apps/v1.ReplicaSet", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "spec", kind: kindMessage, msg: 259},
-		{num: 3, json: "status", kind: kindMessage, msg: 260},
+		{num: 2, json: "spec", kind: kindMessage, msg: 283},
+		{num: 3, json: "status", kind: kindMessage, msg: 284},
 	}},
-	259: {name: "api/apps/v1.ReplicaSetSpec", fields: []field{
+	283: {name: "api/apps/v1.ReplicaSetSpec", fields: []field{
 		{num: 1, json: "replicas", kind: kindInt32, pointer: true},
 		{num: 2, json: "selector", kind: kindMessage, msg: 65, pointer: true},
 		{num: 3, json: "template", kind: kindMessage, msg: 178},
 		{num: 4, json: "minReadySeconds", kind: kindInt32},
 	}},
-	260: {name: "api/apps/v1.ReplicaSetStatus", fields: []field{
+	284: {name: "api/apps/v1.ReplicaSetStatus", fields: []field{
 		{num: 1, json: "replicas", kind: kindInt32},
 		{num: 2, json: "fullyLabeledReplicas", kind: kindInt32},
 		{num: 3, json: "observedGeneration", kind: kindInt64},
 		{num: 4, json: "readyReplicas", kind: kindInt32},
 		{num: 5, json: "availableReplicas", kind: kindInt32},
-		{num: 6, json: "conditions", kind: kindMessage, msg: 261, repeated: true},
+		{num: 6, json: "conditions", kind: kindMessage, msg: 285, repeated: true},
 		{num: 7, json: "terminatingReplicas", kind: kindInt32, pointer: true},
 	}},
-	261: {name: "api/apps/v1.ReplicaSetCondition", fields: []field{
+	285: {name: "api/apps/v1.ReplicaSetCondition", fields: []field{
 		{num: 1, json: "type", kind: kindString},
 		{num: 2, json: "status", kind: kindString},
 		{num: 3, json: "lastTransitionTime", kind: kindTime},
 		{num: 4, json: "reason", kind: kindString},
 		{num: 5, json: "message", kind: kindString},
 	}},
-	262: {name: "api/core/v1.ReplicationController", fields: []field{
+	286: {name: "api/core/v1.ReplicationController", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "spec", kind: kindMessage, msg: 263},
-		{num: 3, json: "status", kind: kindMessage, msg: 264},
+		{num: 2, json: "spec", kind: kindMessage, msg: 287},
+		{num: 3, json: "status", kind: kindMessage, msg: 288},
 	}},
-	263: {name: "api/core/v1.ReplicationControllerSpec", fields: []field{
+	287: {name: "api/core/v1.ReplicationControllerSpec", fields: []field{
 		{num: 1, json: "replicas", kind: kindInt32, pointer: true},
 		{num: 2, json: "selector", kind: kindMap, mapVal: kindString},
 		{num: 3, json: "template", kind: kindMessage, msg: 178, pointer: true},
 		{num: 4, json: "minReadySeconds", kind: kindInt32},
 	}},
-	264: {name: "api/core/v1.ReplicationControllerStatus", fields: []field{
+	288: {name: "api/core/v1.ReplicationControllerStatus", fields: []field{
 		{num: 1, json: "replicas", kind: kindInt32},
 		{num: 2, json: "fullyLabeledReplicas", kind: kindInt32},
 		{num: 3, json: "observedGeneration", kind: kindInt64},
 		{num: 4, json: "readyReplicas", kind: kindInt32},
 		{num: 5, json: "availableReplicas", kind: kindInt32},
-		{num: 6, json: "conditions", kind: kindMessage, msg: 265, repeated: true},
+		{num: 6, json: "conditions", kind: kindMessage, msg: 289, repeated: true},
 	}},
-	265: {name: "api/core/v1.ReplicationControllerCondition", fields: []field{
+	289: {name: "api/core/v1.ReplicationControllerCondition", fields: []field{
 		{num: 1, json: "type", kind: kindString},
 		{num: 2, json: "status", kind: kindString},
 		{num: 3, json: "lastTransitionTime", kind: kindTime},
 		{num: 4, json: "reason", kind: kindString},
 		{num: 5, json: "message", kind: kindString},
 	}},
-	266: {name: "api/batch/v1.Job", fields: []field{
+	290: {name: "api/batch/v1.Job", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "spec", kind: kindMessage, msg: 267},
-		{num: 3, json: "status", kind: kindMessage, msg: 284},
+		{num: 2, json: "spec", kind: kindMessage, msg: 291},
+		{num: 3, json: "status", kind: kindMessage, msg: 308},
 	}},
-	267: {name: "api/batch/v1.JobSpec", fields: []field{
+	291: {name: "api/batch/v1.JobSpec", fields: []field{
 		{num: 1, json: "parallelism", kind: kindInt32, pointer: true},
 		{num: 2, json: "completions", kind: kindInt32, pointer: true},
 		{num: 3, json: "activeDeadlineSeconds", kind: kindInt64, pointer: true},
@@ -1719,83 +1827,83 @@ var messages = []message{
 		{num: 8, json: "ttlSecondsAfterFinished", kind: kindInt32, pointer: true},
 		{num: 9, json: "completionMode", kind: kindString, pointer: true},
 		{num: 10, json: "suspend", kind: kindBool, pointer: true},
-		{num: 11, json: "podFailurePolicy", kind: kindMessage, msg: 268, pointer: true},
+		{num: 11, json: "podFailurePolicy", kind: kindMessage, msg: 292, pointer: true},
 		{num: 12, json: "backoffLimitPerIndex", kind: kindInt32, pointer: true},
 		{num: 13, json: "maxFailedIndexes", kind: kindInt32, pointer: true},
 		{num: 14, json: "podReplacementPolicy", kind: kindString, pointer: true},
 		{num: 15, json: "managedBy", kind: kindString, pointer: true},
-		{num: 16, json: "successPolicy", kind: kindMessage, msg: 272, pointer: true},
-		{num: 17, json: "scheduling", kind: kindMessage, msg: 274, pointer: true},
+		{num: 16, json: "successPolicy", kind: kindMessage, msg: 296, pointer: true},
+		{num: 17, json: "scheduling", kind: kindMessage, msg: 298, pointer: true},
 	}},
-	268: {name: "api/batch/v1.PodFailurePolicy", fields: []field{
-		{num: 1, json: "rules", kind: kindMessage, msg: 269, repeated: true},
+	292: {name: "api/batch/v1.PodFailurePolicy", fields: []field{
+		{num: 1, json: "rules", kind: kindMessage, msg: 293, repeated: true},
 	}},
-	269: {name: "api/batch/v1.PodFailurePolicyRule", fields: []field{
+	293: {name: "api/batch/v1.PodFailurePolicyRule", fields: []field{
 		{num: 1, json: "action", kind: kindString},
-		{num: 2, json: "onExitCodes", kind: kindMessage, msg: 270, pointer: true},
-		{num: 3, json: "onPodConditions", kind: kindMessage, msg: 271, repeated: true},
+		{num: 2, json: "onExitCodes", kind: kindMessage, msg: 294, pointer: true},
+		{num: 3, json: "onPodConditions", kind: kindMessage, msg: 295, repeated: true},
 	}},
-	270: {name: "api/batch/v1.PodFailurePolicyOnExitCodesRequirement", fields: []field{
+	294: {name: "api/batch/v1.PodFailurePolicyOnExitCodesRequirement", fields: []field{
 		{num: 1, json: "containerName", kind: kindString, pointer: true},
 		{num: 2, json: "operator", kind: kindString},
 		{num: 3, json: "values", kind: kindInt32, repeated: true},
 	}},
-	271: {name: "api/batch/v1.PodFailurePolicyOnPodConditionsPattern", fields: []field{
+	295: {name: "api/batch/v1.PodFailurePolicyOnPodConditionsPattern", fields: []field{
 		{num: 1, json: "type", kind: kindString},
 		{num: 2, json: "status", kind: kindString},
 	}},
-	272: {name: "api/batch/v1.SuccessPolicy", fields: []field{
-		{num: 1, json: "rules", kind: kindMessage, msg: 273, repeated: true},
+	296: {name: "api/batch/v1.SuccessPolicy", fields: []field{
+		{num: 1, json: "rules", kind: kindMessage, msg: 297, repeated: true},
 	}},
-	273: {name: "api/batch/v1.SuccessPolicyRule", fields: []field{
+	297: {name: "api/batch/v1.SuccessPolicyRule", fields: []field{
 		{num: 1, json: "succeededIndexes", kind: kindString, pointer: true},
 		{num: 2, json: "succeededCount", kind: kindInt32, pointer: true},
 	}},
-	274: {name: "api/batch/v1.JobSchedulingConfiguration", fields: []field{
-		{num: 1, json: "schedulingPolicy", kind: kindMessage, msg: 275, pointer: true},
-		{num: 2, json: "schedulingConstraints", kind: kindMessage, msg: 278, pointer: true},
-		{num: 3, json: "disruptionMode", kind: kindMessage, msg: 280, pointer: true},
-		{num: 4, json: "resourceClaims", kind: kindMessage, msg: 283, repeated: true},
+	298: {name: "api/batch/v1.JobSchedulingConfiguration", fields: []field{
+		{num: 1, json: "schedulingPolicy", kind: kindMessage, msg: 299, pointer: true},
+		{num: 2, json: "schedulingConstraints", kind: kindMessage, msg: 302, pointer: true},
+		{num: 3, json: "disruptionMode", kind: kindMessage, msg: 304, pointer: true},
+		{num: 4, json: "resourceClaims", kind: kindMessage, msg: 307, repeated: true},
 	}},
-	275: {name: "api/scheduling/v1alpha3.WorkloadPodGroupSchedulingPolicy", fields: []field{
-		{num: 1, json: "basic", kind: kindMessage, msg: 276, pointer: true},
-		{num: 2, json: "gang", kind: kindMessage, msg: 277, pointer: true},
+	299: {name: "api/scheduling/v1alpha3.WorkloadPodGroupSchedulingPolicy", fields: []field{
+		{num: 1, json: "basic", kind: kindMessage, msg: 300, pointer: true},
+		{num: 2, json: "gang", kind: kindMessage, msg: 301, pointer: true},
 	}},
-	276: {name: "api/scheduling/v1alpha3.WorkloadPodGroupBasicSchedulingPolicy", fields: []field{}},
-	277: {name: "api/scheduling/v1alpha3.WorkloadPodGroupGangSchedulingPolicy", fields: []field{
+	300: {name: "api/scheduling/v1alpha3.WorkloadPodGroupBasicSchedulingPolicy", fields: []field{}},
+	301: {name: "api/scheduling/v1alpha3.WorkloadPodGroupGangSchedulingPolicy", fields: []field{
 		{num: 1, json: "minCount", kind: kindInt32, pointer: true},
 	}},
-	278: {name: "api/scheduling/v1alpha3.WorkloadPodGroupSchedulingConstraints", fields: []field{
-		{num: 1, json: "topology", kind: kindMessage, msg: 279, repeated: true},
+	302: {name: "api/scheduling/v1alpha3.WorkloadPodGroupSchedulingConstraints", fields: []field{
+		{num: 1, json: "topology", kind: kindMessage, msg: 303, repeated: true},
 	}},
-	279: {name: "api/scheduling/v1alpha3.TopologyConstraint", fields: []field{
+	303: {name: "api/scheduling/v1alpha3.TopologyConstraint", fields: []field{
 		{num: 1, json: "key", kind: kindString},
 	}},
-	280: {name: "api/scheduling/v1alpha3.WorkloadPodGroupDisruptionMode", fields: []field{
-		{num: 1, json: "single", kind: kindMessage, msg: 281, pointer: true},
-		{num: 2, json: "all", kind: kindMessage, msg: 282, pointer: true},
+	304: {name: "api/scheduling/v1alpha3.WorkloadPodGroupDisruptionMode", fields: []field{
+		{num: 1, json: "single", kind: kindMessage, msg: 305, pointer: true},
+		{num: 2, json: "all", kind: kindMessage, msg: 306, pointer: true},
 	}},
-	281: {name: "api/scheduling/v1alpha3.WorkloadPodGroupSingleDisruptionMode", fields: []field{}},
-	282: {name: "api/scheduling/v1alpha3.WorkloadPodGroupAllDisruptionMode", fields: []field{}},
-	283: {name: "api/scheduling/v1alpha3.WorkloadPodGroupResourceClaim", fields: []field{
+	305: {name: "api/scheduling/v1alpha3.WorkloadPodGroupSingleDisruptionMode", fields: []field{}},
+	306: {name: "api/scheduling/v1alpha3.WorkloadPodGroupAllDisruptionMode", fields: []field{}},
+	307: {name: "api/scheduling/v1alpha3.WorkloadPodGroupResourceClaim", fields: []field{
 		{num: 1, json: "name", kind: kindString},
 		{num: 2, json: "resourceClaimName", kind: kindString, pointer: true},
 		{num: 3, json: "resourceClaimTemplateName", kind: kindString, pointer: true},
 	}},
-	284: {name: "api/batch/v1.JobStatus", fields: []field{
-		{num: 1, json: "conditions", kind: kindMessage, msg: 285, repeated: true},
+	308: {name: "api/batch/v1.JobStatus", fields: []field{
+		{num: 1, json: "conditions", kind: kindMessage, msg: 309, repeated: true},
 		{num: 2, json: "startTime", kind: kindTime, pointer: true},
 		{num: 3, json: "completionTime", kind: kindTime, pointer: true},
 		{num: 4, json: "active", kind: kindInt32},
 		{num: 5, json: "succeeded", kind: kindInt32},
 		{num: 6, json: "failed", kind: kindInt32},
 		{num: 7, json: "completedIndexes", kind: kindString},
-		{num: 8, json: "uncountedTerminatedPods", kind: kindMessage, msg: 286, pointer: true},
+		{num: 8, json: "uncountedTerminatedPods", kind: kindMessage, msg: 310, pointer: true},
 		{num: 9, json: "ready", kind: kindInt32, pointer: true},
 		{num: 10, json: "failedIndexes", kind: kindString, pointer: true},
 		{num: 11, json: "terminating", kind: kindInt32, pointer: true},
 	}},
-	285: {name: "api/batch/v1.JobCondition", fields: []field{
+	309: {name: "api/batch/v1.JobCondition", fields: []field{
 		{num: 1, json: "type", kind: kindString},
 		{num: 2, json: "status", kind: kindString},
 		{num: 3, json: "lastProbeTime", kind: kindTime},
@@ -1803,96 +1911,96 @@ var messages = []message{
 		{num: 5, json: "reason", kind: kindString},
 		{num: 6, json: "message", kind: kindString},
 	}},
-	286: {name: "api/batch/v1.UncountedTerminatedPods", fields: []field{
+	310: {name: "api/batch/v1.UncountedTerminatedPods", fields: []field{
 		{num: 1, json: "succeeded", kind: kindString, repeated: true},
 		{num: 2, json: "failed", kind: kindString, repeated: true},
 	}},
-	287: {name: "api/batch/v1.CronJob", fields: []field{
+	311: {name: "api/batch/v1.CronJob", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "spec", kind: kindMessage, msg: 288},
-		{num: 3, json: "status", kind: kindMessage, msg: 290},
+		{num: 2, json: "spec", kind: kindMessage, msg: 312},
+		{num: 3, json: "status", kind: kindMessage, msg: 314},
 	}},
-	288: {name: "api/batch/v1.CronJobSpec", fields: []field{
+	312: {name: "api/batch/v1.CronJobSpec", fields: []field{
 		{num: 1, json: "schedule", kind: kindString},
 		{num: 2, json: "startingDeadlineSeconds", kind: kindInt64, pointer: true},
 		{num: 3, json: "concurrencyPolicy", kind: kindString},
 		{num: 4, json: "suspend", kind: kindBool, pointer: true},
-		{num: 5, json: "jobTemplate", kind: kindMessage, msg: 289},
+		{num: 5, json: "jobTemplate", kind: kindMessage, msg: 313},
 		{num: 6, json: "successfulJobsHistoryLimit", kind: kindInt32, pointer: true},
 		{num: 7, json: "failedJobsHistoryLimit", kind: kindInt32, pointer: true},
 		{num: 8, json: "timeZone", kind: kindString, pointer: true},
 	}},
-	289: {name: "api/batch/v1.JobTemplateSpec", fields: []field{
+	313: {name: "api/batch/v1.JobTemplateSpec", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "spec", kind: kindMessage, msg: 267},
+		{num: 2, json: "spec", kind: kindMessage, msg: 291},
 	}},
-	290: {name: "api/batch/v1.CronJobStatus", fields: []field{
+	314: {name: "api/batch/v1.CronJobStatus", fields: []field{
 		{num: 1, json: "active", kind: kindMessage, msg: 172, repeated: true},
 		{num: 4, json: "lastScheduleTime", kind: kindTime, pointer: true},
 		{num: 5, json: "lastSuccessfulTime", kind: kindTime, pointer: true},
 	}},
-	291: {name: "api/core/v1.PersistentVolume", fields: []field{
+	315: {name: "api/core/v1.PersistentVolume", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "spec", kind: kindMessage, msg: 292},
-		{num: 3, json: "status", kind: kindMessage, msg: 307},
+		{num: 2, json: "spec", kind: kindMessage, msg: 316},
+		{num: 3, json: "status", kind: kindMessage, msg: 331},
 	}},
-	292: {name: "api/core/v1.PersistentVolumeSpec", fields: []field{
+	316: {name: "api/core/v1.PersistentVolumeSpec", fields: []field{
 		{num: 1, json: "capacity", kind: kindMap, mapVal: kindQuantity},
-		{num: 2, json: "", kind: kindMessage, msg: 293, inline: true},
+		{num: 2, json: "", kind: kindMessage, msg: 317, inline: true},
 		{num: 3, json: "accessModes", kind: kindString, repeated: true},
 		{num: 4, json: "claimRef", kind: kindMessage, msg: 172, pointer: true},
 		{num: 5, json: "persistentVolumeReclaimPolicy", kind: kindString},
 		{num: 6, json: "storageClassName", kind: kindString},
 		{num: 7, json: "mountOptions", kind: kindString, repeated: true},
 		{num: 8, json: "volumeMode", kind: kindString, pointer: true},
-		{num: 9, json: "nodeAffinity", kind: kindMessage, msg: 306, pointer: true},
+		{num: 9, json: "nodeAffinity", kind: kindMessage, msg: 330, pointer: true},
 		{num: 10, json: "volumeAttributesClassName", kind: kindString, pointer: true},
 	}},
-	293: {name: "api/core/v1.PersistentVolumeSource", fields: []field{
+	317: {name: "api/core/v1.PersistentVolumeSource", fields: []field{
 		{num: 1, json: "gcePersistentDisk", kind: kindMessage, msg: 32, pointer: true},
 		{num: 2, json: "awsElasticBlockStore", kind: kindMessage, msg: 33, pointer: true},
 		{num: 3, json: "hostPath", kind: kindMessage, msg: 30, pointer: true},
-		{num: 4, json: "glusterfs", kind: kindMessage, msg: 294, pointer: true},
+		{num: 4, json: "glusterfs", kind: kindMessage, msg: 318, pointer: true},
 		{num: 5, json: "nfs", kind: kindMessage, msg: 37, pointer: true},
-		{num: 6, json: "rbd", kind: kindMessage, msg: 295, pointer: true},
-		{num: 7, json: "iscsi", kind: kindMessage, msg: 297, pointer: true},
-		{num: 8, json: "cinder", kind: kindMessage, msg: 298, pointer: true},
-		{num: 9, json: "cephfs", kind: kindMessage, msg: 299, pointer: true},
+		{num: 6, json: "rbd", kind: kindMessage, msg: 319, pointer: true},
+		{num: 7, json: "iscsi", kind: kindMessage, msg: 321, pointer: true},
+		{num: 8, json: "cinder", kind: kindMessage, msg: 322, pointer: true},
+		{num: 9, json: "cephfs", kind: kindMessage, msg: 323, pointer: true},
 		{num: 10, json: "fc", kind: kindMessage, msg: 51, pointer: true},
 		{num: 11, json: "flocker", kind: kindMessage, msg: 46, pointer: true},
-		{num: 12, json: "flexVolume", kind: kindMessage, msg: 300, pointer: true},
-		{num: 13, json: "azureFile", kind: kindMessage, msg: 301, pointer: true},
+		{num: 12, json: "flexVolume", kind: kindMessage, msg: 324, pointer: true},
+		{num: 13, json: "azureFile", kind: kindMessage, msg: 325, pointer: true},
 		{num: 14, json: "vsphereVolume", kind: kindMessage, msg: 54, pointer: true},
 		{num: 15, json: "quobyte", kind: kindMessage, msg: 55, pointer: true},
 		{num: 16, json: "azureDisk", kind: kindMessage, msg: 56, pointer: true},
 		{num: 17, json: "photonPersistentDisk", kind: kindMessage, msg: 57, pointer: true},
 		{num: 18, json: "portworxVolume", kind: kindMessage, msg: 68, pointer: true},
-		{num: 19, json: "scaleIO", kind: kindMessage, msg: 302, pointer: true},
-		{num: 20, json: "local", kind: kindMessage, msg: 303, pointer: true},
-		{num: 21, json: "storageos", kind: kindMessage, msg: 304, pointer: true},
-		{num: 22, json: "csi", kind: kindMessage, msg: 305, pointer: true},
+		{num: 19, json: "scaleIO", kind: kindMessage, msg: 326, pointer: true},
+		{num: 20, json: "local", kind: kindMessage, msg: 327, pointer: true},
+		{num: 21, json: "storageos", kind: kindMessage, msg: 328, pointer: true},
+		{num: 22, json: "csi", kind: kindMessage, msg: 329, pointer: true},
 	}},
-	294: {name: "api/core/v1.GlusterfsPersistentVolumeSource", fields: []field{
+	318: {name: "api/core/v1.GlusterfsPersistentVolumeSource", fields: []field{
 		{num: 1, json: "endpoints", kind: kindString},
 		{num: 2, json: "path", kind: kindString},
 		{num: 3, json: "readOnly", kind: kindBool},
 		{num: 4, json: "endpointsNamespace", kind: kindString, pointer: true},
 	}},
-	295: {name: "api/core/v1.RBDPersistentVolumeSource", fields: []field{
+	319: {name: "api/core/v1.RBDPersistentVolumeSource", fields: []field{
 		{num: 1, json: "monitors", kind: kindString, repeated: true},
 		{num: 2, json: "image", kind: kindString},
 		{num: 3, json: "fsType", kind: kindString},
 		{num: 4, json: "pool", kind: kindString},
 		{num: 5, json: "user", kind: kindString},
 		{num: 6, json: "keyring", kind: kindString},
-		{num: 7, json: "secretRef", kind: kindMessage, msg: 296, pointer: true},
+		{num: 7, json: "secretRef", kind: kindMessage, msg: 320, pointer: true},
 		{num: 8, json: "readOnly", kind: kindBool},
 	}},
-	296: {name: "api/core/v1.SecretReference", fields: []field{
+	320: {name: "api/core/v1.SecretReference", fields: []field{
 		{num: 1, json: "name", kind: kindString},
 		{num: 2, json: "namespace", kind: kindString},
 	}},
-	297: {name: "api/core/v1.ISCSIPersistentVolumeSource", fields: []field{
+	321: {name: "api/core/v1.ISCSIPersistentVolumeSource", fields: []field{
 		{num: 1, json: "targetPortal", kind: kindString},
 		{num: 2, json: "iqn", kind: kindString},
 		{num: 3, json: "lun", kind: kindInt32},
@@ -1901,41 +2009,41 @@ var messages = []message{
 		{num: 6, json: "readOnly", kind: kindBool},
 		{num: 7, json: "portals", kind: kindString, repeated: true},
 		{num: 8, json: "chapAuthDiscovery", kind: kindBool},
-		{num: 10, json: "secretRef", kind: kindMessage, msg: 296, pointer: true},
+		{num: 10, json: "secretRef", kind: kindMessage, msg: 320, pointer: true},
 		{num: 11, json: "chapAuthSession", kind: kindBool},
 		{num: 12, json: "initiatorName", kind: kindString, pointer: true},
 	}},
-	298: {name: "api/core/v1.CinderPersistentVolumeSource", fields: []field{
+	322: {name: "api/core/v1.CinderPersistentVolumeSource", fields: []field{
 		{num: 1, json: "volumeID", kind: kindString},
 		{num: 2, json: "fsType", kind: kindString},
 		{num: 3, json: "readOnly", kind: kindBool},
-		{num: 4, json: "secretRef", kind: kindMessage, msg: 296, pointer: true},
+		{num: 4, json: "secretRef", kind: kindMessage, msg: 320, pointer: true},
 	}},
-	299: {name: "api/core/v1.CephFSPersistentVolumeSource", fields: []field{
+	323: {name: "api/core/v1.CephFSPersistentVolumeSource", fields: []field{
 		{num: 1, json: "monitors", kind: kindString, repeated: true},
 		{num: 2, json: "path", kind: kindString},
 		{num: 3, json: "user", kind: kindString},
 		{num: 4, json: "secretFile", kind: kindString},
-		{num: 5, json: "secretRef", kind: kindMessage, msg: 296, pointer: true},
+		{num: 5, json: "secretRef", kind: kindMessage, msg: 320, pointer: true},
 		{num: 6, json: "readOnly", kind: kindBool},
 	}},
-	300: {name: "api/core/v1.FlexPersistentVolumeSource", fields: []field{
+	324: {name: "api/core/v1.FlexPersistentVolumeSource", fields: []field{
 		{num: 1, json: "driver", kind: kindString},
 		{num: 2, json: "fsType", kind: kindString},
-		{num: 3, json: "secretRef", kind: kindMessage, msg: 296, pointer: true},
+		{num: 3, json: "secretRef", kind: kindMessage, msg: 320, pointer: true},
 		{num: 4, json: "readOnly", kind: kindBool},
 		{num: 5, json: "options", kind: kindMap, mapVal: kindString},
 	}},
-	301: {name: "api/core/v1.AzureFilePersistentVolumeSource", fields: []field{
+	325: {name: "api/core/v1.AzureFilePersistentVolumeSource", fields: []field{
 		{num: 1, json: "secretName", kind: kindString},
 		{num: 2, json: "shareName", kind: kindString},
 		{num: 3, json: "readOnly", kind: kindBool},
 		{num: 4, json: "secretNamespace", kind: kindString, pointer: true},
 	}},
-	302: {name: "api/core/v1.ScaleIOPersistentVolumeSource", fields: []field{
+	326: {name: "api/core/v1.ScaleIOPersistentVolumeSource", fields: []field{
 		{num: 1, json: "gateway", kind: kindString},
 		{num: 2, json: "system", kind: kindString},
-		{num: 3, json: "secretRef", kind: kindMessage, msg: 296, pointer: true},
+		{num: 3, json: "secretRef", kind: kindMessage, msg: 320, pointer: true},
 		{num: 4, json: "sslEnabled", kind: kindBool},
 		{num: 5, json: "protectionDomain", kind: kindString},
 		{num: 6, json: "storagePool", kind: kindString},
@@ -1944,39 +2052,39 @@ var messages = []message{
 		{num: 9, json: "fsType", kind: kindString},
 		{num: 10, json: "readOnly", kind: kindBool},
 	}},
-	303: {name: "api/core/v1.LocalVolumeSource", fields: []field{
+	327: {name: "api/core/v1.LocalVolumeSource", fields: []field{
 		{num: 1, json: "path", kind: kindString},
 		{num: 2, json: "fsType", kind: kindString, pointer: true},
 	}},
-	304: {name: "api/core/v1.StorageOSPersistentVolumeSource", fields: []field{
+	328: {name: "api/core/v1.StorageOSPersistentVolumeSource", fields: []field{
 		{num: 1, json: "volumeName", kind: kindString},
 		{num: 2, json: "volumeNamespace", kind: kindString},
 		{num: 3, json: "fsType", kind: kindString},
 		{num: 4, json: "readOnly", kind: kindBool},
 		{num: 5, json: "secretRef", kind: kindMessage, msg: 172, pointer: true},
 	}},
-	305: {name: "api/core/v1.CSIPersistentVolumeSource", fields: []field{
+	329: {name: "api/core/v1.CSIPersistentVolumeSource", fields: []field{
 		{num: 1, json: "driver", kind: kindString},
 		{num: 2, json: "volumeHandle", kind: kindString},
 		{num: 3, json: "readOnly", kind: kindBool},
 		{num: 4, json: "fsType", kind: kindString},
 		{num: 5, json: "volumeAttributes", kind: kindMap, mapVal: kindString},
-		{num: 6, json: "controllerPublishSecretRef", kind: kindMessage, msg: 296, pointer: true},
-		{num: 7, json: "nodeStageSecretRef", kind: kindMessage, msg: 296, pointer: true},
-		{num: 8, json: "nodePublishSecretRef", kind: kindMessage, msg: 296, pointer: true},
-		{num: 9, json: "controllerExpandSecretRef", kind: kindMessage, msg: 296, pointer: true},
-		{num: 10, json: "nodeExpandSecretRef", kind: kindMessage, msg: 296, pointer: true},
+		{num: 6, json: "controllerPublishSecretRef", kind: kindMessage, msg: 320, pointer: true},
+		{num: 7, json: "nodeStageSecretRef", kind: kindMessage, msg: 320, pointer: true},
+		{num: 8, json: "nodePublishSecretRef", kind: kindMessage, msg: 320, pointer: true},
+		{num: 9, json: "controllerExpandSecretRef", kind: kindMessage, msg: 320, pointer: true},
+		{num: 10, json: "nodeExpandSecretRef", kind: kindMessage, msg: 320, pointer: true},
 	}},
-	306: {name: "api/core/v1.VolumeNodeAffinity", fields: []field{
+	330: {name: "api/core/v1.VolumeNodeAffinity", fields: []field{
 		{num: 1, json: "required", kind: kindMessage, msg: 118, pointer: true},
 	}},
-	307: {name: "api/core/v1.PersistentVolumeStatus", fields: []field{
+	331: {name: "api/core/v1.PersistentVolumeStatus", fields: []field{
 		{num: 1, json: "phase", kind: kindString},
 		{num: 2, json: "message", kind: kindString},
 		{num: 3, json: "reason", kind: kindString},
 		{num: 4, json: "lastPhaseTransitionTime", kind: kindTime, pointer: true},
 	}},
-	308: {name: "api/storage/v1.StorageClass", fields: []field{
+	332: {name: "api/storage/v1.StorageClass", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
 		{num: 2, json: "provisioner", kind: kindString},
 		{num: 3, json: "parameters", kind: kindMap, mapVal: kindString},
@@ -1984,66 +2092,66 @@ var messages = []message{
 		{num: 5, json: "mountOptions", kind: kindString, repeated: true},
 		{num: 6, json: "allowVolumeExpansion", kind: kindBool, pointer: true},
 		{num: 7, json: "volumeBindingMode", kind: kindString, pointer: true},
-		{num: 8, json: "allowedTopologies", kind: kindMessage, msg: 309, repeated: true},
+		{num: 8, json: "allowedTopologies", kind: kindMessage, msg: 333, repeated: true},
 	}},
-	309: {name: "api/core/v1.TopologySelectorTerm", fields: []field{
-		{num: 1, json: "matchLabelExpressions", kind: kindMessage, msg: 310, repeated: true},
+	333: {name: "api/core/v1.TopologySelectorTerm", fields: []field{
+		{num: 1, json: "matchLabelExpressions", kind: kindMessage, msg: 334, repeated: true},
 	}},
-	310: {name: "api/core/v1.TopologySelectorLabelRequirement", fields: []field{
+	334: {name: "api/core/v1.TopologySelectorLabelRequirement", fields: []field{
 		{num: 1, json: "key", kind: kindString},
 		{num: 2, json: "values", kind: kindString, repeated: true},
 	}},
-	311: {name: "api/scheduling/v1.PriorityClass", fields: []field{
+	335: {name: "api/scheduling/v1.PriorityClass", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
 		{num: 2, json: "value", kind: kindInt32},
 		{num: 3, json: "globalDefault", kind: kindBool},
 		{num: 4, json: "description", kind: kindString},
 		{num: 5, json: "preemptionPolicy", kind: kindString, pointer: true},
 	}},
-	312: {name: "api/authentication/v1.TokenRequest", fields: []field{
+	336: {name: "api/authentication/v1.TokenRequest", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "spec", kind: kindMessage, msg: 313},
-		{num: 3, json: "status", kind: kindMessage, msg: 315},
+		{num: 2, json: "spec", kind: kindMessage, msg: 337},
+		{num: 3, json: "status", kind: kindMessage, msg: 339},
 	}},
-	313: {name: "api/authentication/v1.TokenRequestSpec", fields: []field{
+	337: {name: "api/authentication/v1.TokenRequestSpec", fields: []field{
 		{num: 1, json: "audiences", kind: kindString, repeated: true},
-		{num: 3, json: "boundObjectRef", kind: kindMessage, msg: 314, pointer: true},
+		{num: 3, json: "boundObjectRef", kind: kindMessage, msg: 338, pointer: true},
 		{num: 4, json: "expirationSeconds", kind: kindInt64, pointer: true},
 		{num: 5, json: "attestations", kind: kindMap, mapVal: kindStringList},
 	}},
-	314: {name: "api/authentication/v1.BoundObjectReference", fields: []field{
+	338: {name: "api/authentication/v1.BoundObjectReference", fields: []field{
 		{num: 1, json: "kind", kind: kindString},
 		{num: 2, json: "apiVersion", kind: kindString},
 		{num: 3, json: "name", kind: kindString},
 		{num: 4, json: "uid", kind: kindString},
 	}},
-	315: {name: "api/authentication/v1.TokenRequestStatus", fields: []field{
+	339: {name: "api/authentication/v1.TokenRequestStatus", fields: []field{
 		{num: 1, json: "token", kind: kindString},
 		{num: 2, json: "expirationTimestamp", kind: kindTime},
 	}},
-	316: {name: "api/authentication/v1.SelfSubjectReview", fields: []field{
+	340: {name: "api/authentication/v1.SelfSubjectReview", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "status", kind: kindMessage, msg: 317},
+		{num: 2, json: "status", kind: kindMessage, msg: 341},
 	}},
-	317: {name: "api/authentication/v1.SelfSubjectReviewStatus", fields: []field{
-		{num: 1, json: "userInfo", kind: kindMessage, msg: 318},
+	341: {name: "api/authentication/v1.SelfSubjectReviewStatus", fields: []field{
+		{num: 1, json: "userInfo", kind: kindMessage, msg: 342},
 	}},
-	318: {name: "api/authentication/v1.UserInfo", fields: []field{
+	342: {name: "api/authentication/v1.UserInfo", fields: []field{
 		{num: 1, json: "username", kind: kindString},
 		{num: 2, json: "uid", kind: kindString},
 		{num: 3, json: "groups", kind: kindString, repeated: true},
 		{num: 4, json: "extra", kind: kindMap, mapVal: kindStringList},
 	}},
-	319: {name: "api/authorization/v1.SelfSubjectAccessReview", fields: []field{
+	343: {name: "api/authorization/v1.SelfSubjectAccessReview", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "spec", kind: kindMessage, msg: 320},
-		{num: 3, json: "status", kind: kindMessage, msg: 326},
+		{num: 2, json: "spec", kind: kindMessage, msg: 344},
+		{num: 3, json: "status", kind: kindMessage, msg: 350},
 	}},
-	320: {name: "api/authorization/v1.SelfSubjectAccessReviewSpec", fields: []field{
-		{num: 1, json: "resourceAttributes", kind: kindMessage, msg: 321, pointer: true},
-		{num: 2, json: "nonResourceAttributes", kind: kindMessage, msg: 325, pointer: true},
+	344: {name: "api/authorization/v1.SelfSubjectAccessReviewSpec", fields: []field{
+		{num: 1, json: "resourceAttributes", kind: kindMessage, msg: 345, pointer: true},
+		{num: 2, json: "nonResourceAttributes", kind: kindMessage, msg: 349, pointer: true},
 	}},
-	321: {name: "api/authorization/v1.ResourceAttributes", fields: []field{
+	345: {name: "api/authorization/v1.ResourceAttributes", fields: []field{
 		{num: 1, json: "namespace", kind: kindString},
 		{num: 2, json: "verb", kind: kindString},
 		{num: 3, json: "group", kind: kindString},
@@ -2051,53 +2159,53 @@ var messages = []message{
 		{num: 5, json: "resource", kind: kindString},
 		{num: 6, json: "subresource", kind: kindString},
 		{num: 7, json: "name", kind: kindString},
-		{num: 8, json: "fieldSelector", kind: kindMessage, msg: 322, pointer: true},
-		{num: 9, json: "labelSelector", kind: kindMessage, msg: 324, pointer: true},
+		{num: 8, json: "fieldSelector", kind: kindMessage, msg: 346, pointer: true},
+		{num: 9, json: "labelSelector", kind: kindMessage, msg: 348, pointer: true},
 	}},
-	322: {name: "api/authorization/v1.FieldSelectorAttributes", fields: []field{
+	346: {name: "api/authorization/v1.FieldSelectorAttributes", fields: []field{
 		{num: 1, json: "rawSelector", kind: kindString},
-		{num: 2, json: "requirements", kind: kindMessage, msg: 323, repeated: true},
+		{num: 2, json: "requirements", kind: kindMessage, msg: 347, repeated: true},
 	}},
-	323: {name: "apimachinery/pkg/apis/meta/v1.FieldSelectorRequirement", fields: []field{
+	347: {name: "apimachinery/pkg/apis/meta/v1.FieldSelectorRequirement", fields: []field{
 		{num: 1, json: "key", kind: kindString},
 		{num: 2, json: "operator", kind: kindString},
 		{num: 3, json: "values", kind: kindString, repeated: true},
 	}},
-	324: {name: "api/authorization/v1.LabelSelectorAttributes", fields: []field{
+	348: {name: "api/authorization/v1.LabelSelectorAttributes", fields: []field{
 		{num: 1, json: "rawSelector", kind: kindString},
 		{num: 2, json: "requirements", kind: kindMessage, msg: 66, repeated: true},
 	}},
-	325: {name: "api/authorization/v1.NonResourceAttributes", fields: []field{
+	349: {name: "api/authorization/v1.NonResourceAttributes", fields: []field{
 		{num: 1, json: "path", kind: kindString},
 		{num: 2, json: "verb", kind: kindString},
 	}},
-	326: {name: "api/authorization/v1.SubjectAccessReviewStatus", fields: []field{
+	350: {name: "api/authorization/v1.SubjectAccessReviewStatus", fields: []field{
 		{num: 1, json: "allowed", kind: kindBool},
 		{num: 2, json: "reason", kind: kindString},
 		{num: 3, json: "evaluationError", kind: kindString},
 		{num: 4, json: "denied", kind: kindBool},
 	}},
-	327: {name: "api/authorization/v1.SelfSubjectRulesReview", fields: []field{
+	351: {name: "api/authorization/v1.SelfSubjectRulesReview", fields: []field{
 		{num: 1, json: "metadata", kind: kindMessage, msg: 1},
-		{num: 2, json: "spec", kind: kindMessage, msg: 328},
-		{num: 3, json: "status", kind: kindMessage, msg: 329},
+		{num: 2, json: "spec", kind: kindMessage, msg: 352},
+		{num: 3, json: "status", kind: kindMessage, msg: 353},
 	}},
-	328: {name: "api/authorization/v1.SelfSubjectRulesReviewSpec", fields: []field{
+	352: {name: "api/authorization/v1.SelfSubjectRulesReviewSpec", fields: []field{
 		{num: 1, json: "namespace", kind: kindString},
 	}},
-	329: {name: "api/authorization/v1.SubjectRulesReviewStatus", fields: []field{
-		{num: 1, json: "resourceRules", kind: kindMessage, msg: 330, repeated: true},
-		{num: 2, json: "nonResourceRules", kind: kindMessage, msg: 331, repeated: true},
+	353: {name: "api/authorization/v1.SubjectRulesReviewStatus", fields: []field{
+		{num: 1, json: "resourceRules", kind: kindMessage, msg: 354, repeated: true},
+		{num: 2, json: "nonResourceRules", kind: kindMessage, msg: 355, repeated: true},
 		{num: 3, json: "incomplete", kind: kindBool},
 		{num: 4, json: "evaluationError", kind: kindString},
 	}},
-	330: {name: "api/authorization/v1.ResourceRule", fields: []field{
+	354: {name: "api/authorization/v1.ResourceRule", fields: []field{
 		{num: 1, json: "verbs", kind: kindString, repeated: true},
 		{num: 2, json: "apiGroups", kind: kindString, repeated: true},
 		{num: 3, json: "resources", kind: kindString, repeated: true},
 		{num: 4, json: "resourceNames", kind: kindString, repeated: true},
 	}},
-	331: {name: "api/authorization/v1.NonResourceRule", fields: []field{
+	355: {name: "api/authorization/v1.NonResourceRule", fields: []field{
 		{num: 1, json: "verbs", kind: kindString, repeated: true},
 		{num: 2, json: "nonResourceURLs", kind: kindString, repeated: true},
 	}},
