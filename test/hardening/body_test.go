@@ -13,7 +13,6 @@ import (
 	"net/http"
 	"runtime"
 	"runtime/pprof"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -134,10 +133,28 @@ func waitBodyReaders(t *testing.T, n int, within time.Duration) {
 			return
 		}
 		if time.Now().After(deadline) {
+			t.Logf("the server's request goroutines:\n%s", serverGoroutines(t))
 			t.Fatalf("%d requests stalled in the body read after %v, want %d", got, within, n)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// serverGoroutines is the goroutine profile's groups that serve HTTP or
+// run in the API server, for a failure's log.
+func serverGoroutines(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for block := range strings.SplitSeq(b.String(), "\n\n") {
+		if strings.Contains(block, "skiff/apiserver") || strings.Contains(block, "serverConn") || strings.Contains(block, "net/http.(*conn).serve") {
+			out = append(out, block)
+		}
+	}
+	return strings.Join(out, "\n\n")
 }
 
 // heapAfterGC is the live heap.
@@ -445,53 +462,33 @@ func TestBodyInflightCap(t *testing.T) {
 	hc := e.h2Client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	release := make(chan struct{})
-	var wg sync.WaitGroup
-	released := false
-	free := func() {
-		if !released {
-			released = true
-			close(release)
-			wg.Wait()
-		}
-	}
+	// The held writes are HTTP/2 streams written by hand (bodyH2Conn), each
+	// sending 200 of its 1,000 bytes: with Go's client a stalled body's
+	// stream could see its answer only when the body's Read ended, so a
+	// write answered 429 at once looked held. The server's own controllers
+	// write at start-up too, and a write of theirs can hold a slot for a
+	// moment: a stream answered 429 is over on the server, so streams are
+	// opened until `limit` of them are held in their body read.
+	h2 := newBodyH2Conn(t, e)
+	free := func() { h2.conn.Close() } // resets every held stream
 	defer free()
-	// How the stalled requests ended, shown if the test fails (a request
-	// that ends before the release was never held in its body read).
-	ended := &outcomes{}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("stalled requests ended: %q", ended.list())
+	begin := time.Now()
+	for opened := 0; ; {
+		got := bodyReaders(t)
+		if got >= limit {
+			break
 		}
-	})
-	for range limit {
-		first := e.stalledRequest(t, ctx, 1000, release)
-		wg.Go(func() {
-			// The server's own controllers write at start-up too, and a
-			// write of theirs can hold a slot for a moment: a request
-			// answered 429 before its body was read is sent again, so that
-			// `limit` of them end up stalled in the body read.
-			req := first
-			for {
-				res, err := hc.Do(req)
-				if err != nil {
-					ended.add(fmt.Sprintf("error %v", err))
-					return
-				}
-				res.Body.Close()
-				if res.StatusCode != http.StatusTooManyRequests || ctx.Err() != nil {
-					ended.add(fmt.Sprintf("status %d", res.StatusCode))
-					return
-				}
-				time.Sleep(50 * time.Millisecond)
-				if req, err = http.NewRequestWithContext(ctx, http.MethodPost, first.URL.String(), &stallBody{release: release}); err != nil {
-					return
-				}
-				req.ContentLength, req.Header = first.ContentLength, first.Header.Clone()
-			}
-		})
+		if time.Since(begin) > 15*time.Second {
+			t.Logf("the server's request goroutines:\n%s", serverGoroutines(t))
+			t.Fatalf("%d writes held in the body read after 15s and %d streams, want %d", got, opened, limit)
+		}
+		// `limit` streams at once, then one more each 500 ms while short.
+		if opened < limit || opened < 10*limit && time.Since(begin) > time.Duration(opened)*500*time.Millisecond {
+			h2.stalledCreate(t, 1000)
+			opened++
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	waitBodyReaders(t, limit, 15*time.Second)
 
 	do := func(method, path, token, body string) (*http.Response, time.Duration) {
 		t.Helper()
@@ -566,22 +563,4 @@ func TestBodyInflightCap(t *testing.T) {
 	if code != http.StatusCreated {
 		t.Errorf("node write after the stalled ones ended: %d, want 201", code)
 	}
-}
-
-// outcomes collects strings from several goroutines.
-type outcomes struct {
-	mu  sync.Mutex
-	all []string
-}
-
-func (o *outcomes) add(s string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.all = append(o.all, s)
-}
-
-func (o *outcomes) list() []string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return slices.Clone(o.all)
 }
