@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -225,24 +226,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 // subresource and reads its /scale.
 func (c *Controller) getScale(ctx context.Context, h *api.HorizontalPodAutoscaler) (string, *api.Scale, error) {
 	ref := h.Spec.ScaleTargetRef
-	var info *api.ResourceInfo
-	for _, r := range api.Resources() {
-		if r.Kind == ref.Kind && (ref.APIVersion == "" || r.GroupVersion() == ref.APIVersion) {
-			info = r
-			break
-		}
-	}
-	if info == nil {
-		return "", nil, fmt.Errorf("no matches for kind %q in version %q", ref.Kind, ref.APIVersion)
-	}
-	hasScale := false
-	for _, s := range info.Subresources {
-		hasScale = hasScale || s == "scale"
-	}
-	if !hasScale {
-		return "", nil, fmt.Errorf("%s %q has no scale subresource", info.Resource, ref.Name)
-	}
-	path, err := client.ResourcePath(info, h.Namespace, ref.Name, "scale")
+	path, err := c.scalePath(ctx, h.Namespace, ref)
 	if err != nil {
 		return "", nil, err
 	}
@@ -251,6 +235,57 @@ func (c *Controller) getScale(ctx context.Context, h *api.HorizontalPodAutoscale
 		return "", nil, err
 	}
 	return path, &s, nil
+}
+
+// scalePath is the /scale path of ref: a built-in kind from the resource
+// table, else a kind the server's discovery lists for ref.apiVersion (a
+// custom resource whose definition has the scale subresource), as
+// upstream resolves it through its RESTMapper.
+func (c *Controller) scalePath(ctx context.Context, ns string, ref api.CrossVersionObjectReference) (string, error) {
+	for _, r := range api.Resources() {
+		if r.Kind != ref.Kind || (ref.APIVersion != "" && r.GroupVersion() != ref.APIVersion) {
+			continue
+		}
+		if !slices.Contains(r.Subresources, "scale") {
+			return "", fmt.Errorf("%s %q has no scale subresource", r.Resource, ref.Name)
+		}
+		return client.ResourcePath(r, ns, ref.Name, "scale")
+	}
+	noMatch := fmt.Errorf("no matches for kind %q in version %q", ref.Kind, ref.APIVersion)
+	if ref.APIVersion == "" || !strings.Contains(ref.APIVersion, "/") {
+		return "", noMatch // the core group is all built in
+	}
+	var list struct {
+		Resources []struct {
+			Name       string `json:"name"`
+			Kind       string `json:"kind"`
+			Namespaced bool   `json:"namespaced"`
+		} `json:"resources"`
+	}
+	if err := c.client.Do(ctx, "GET", "/apis/"+ref.APIVersion, nil, &list); err != nil {
+		if client.IsNotFound(err) {
+			return "", noMatch
+		}
+		return "", fmt.Errorf("discovery of %s: %w", ref.APIVersion, err)
+	}
+	names := map[string]bool{}
+	for _, r := range list.Resources {
+		names[r.Name] = true
+	}
+	for _, r := range list.Resources {
+		if r.Kind != ref.Kind || strings.Contains(r.Name, "/") {
+			continue
+		}
+		if !names[r.Name+"/scale"] {
+			return "", fmt.Errorf("%s %q has no scale subresource", r.Name, ref.Name)
+		}
+		p := "/apis/" + ref.APIVersion
+		if r.Namespaced {
+			p += "/namespaces/" + url.PathEscape(ns)
+		}
+		return p + "/" + r.Name + "/" + url.PathEscape(ref.Name) + "/scale", nil
+	}
+	return "", noMatch
 }
 
 // putScale writes replicas to the target's /scale; a conflict (the

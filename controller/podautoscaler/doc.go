@@ -6,6 +6,13 @@
 // (metrics.k8s.io/v1beta1 pods), computes a replica count, writes it to
 // /scale and reports the status.
 //
+// The target's kind is resolved as upstream's RESTMapper does: a built-in
+// kind from api.Resources(), else the kind discovery lists for the
+// reference's apiVersion (/apis/{group}/{version}), so a custom resource
+// whose definition declares the scale subresource is scaled like a
+// Deployment. A kind found but without /scale, or not found at all, is
+// AbleToScale False FailedGetScale ("no matches for kind ...").
+//
 // # The rules, as Kubernetes' pkg/controller/podautoscaler
 //
 //   - A target whose spec.replicas is 0 is not scaled (ScalingActive False,

@@ -2,11 +2,15 @@ package podautoscaler_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/skiff-dev/skiff/api"
+	"github.com/skiff-dev/skiff/apiserver/apiextensions"
 	"github.com/skiff-dev/skiff/client"
 	"github.com/skiff-dev/skiff/controller/podautoscaler"
 	"github.com/skiff-dev/skiff/internal/fakeapi"
@@ -222,4 +226,62 @@ func TestScalesOnCPU(t *testing.T) {
 	if sa := condition(h, api.HPAScalingActive); sa.Status != api.ConditionTrue || sa.Reason != "ValidMetricFound" {
 		t.Fatalf("ScalingActive %+v", sa)
 	}
+}
+
+// TestScalesCustomResource: the server's own controller resolves a
+// custom kind through discovery and scales it through the /scale its
+// definition declares; below minReplicas no metrics are needed.
+func TestScalesCustomResource(t *testing.T) {
+	srv := servertest.Start(t, servertest.Options{})
+	c := srv.Client()
+	var crd apiextensions.CustomResourceDefinition
+	if err := json.Unmarshal([]byte(`{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
+ "metadata":{"name":"workers.example.com"},
+ "spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"workers","kind":"Worker"},
+  "versions":[{"name":"v1","served":true,"storage":true,
+   "subresources":{"status":{},"scale":{"specReplicasPath":".spec.replicas","statusReplicasPath":".status.replicas","labelSelectorPath":".status.selector"}},
+   "schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}`), &crd); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(t.Context(), apiextensions.CRDResource(apiextensions.Options{}), "", &crd); err != nil {
+		t.Fatal(err)
+	}
+	info := apiextensions.ResourceInfos(&crd)[0]
+	w := &apiextensions.Object{Content: map[string]any{"spec": map[string]any{"replicas": json.Number("1")}}}
+	w.Name = "w"
+	fakeapi.Wait(t, "the custom resource served", func() bool {
+		return c.Create(t.Context(), info, "default", w) == nil
+	})
+	h := hpa(3, 5, 50, nil)
+	h.Spec.ScaleTargetRef = api.CrossVersionObjectReference{APIVersion: "example.com/v1", Kind: "Worker", Name: "w"}
+	if err := c.Create(t.Context(), resHPA, "default", h); err != nil {
+		t.Fatal(err)
+	}
+	fakeapi.Wait(t, "the Worker scaled to minReplicas", func() bool {
+		var got apiextensions.Object
+		if err := c.Get(t.Context(), info, "default", "w", &got); err != nil {
+			t.Fatal(err)
+		}
+		spec, _ := got.Content["spec"].(map[string]any)
+		if fmt.Sprint(spec["replicas"]) == "3" {
+			return true
+		}
+		t.Logf("worker spec %v, autoscaler status %+v", spec, getHPA(t, c).Status)
+		return false
+	})
+	// A kind discovery does not list is reported, as upstream reports it.
+	bad := hpa(1, 2, 50, nil)
+	bad.Name = "bad"
+	bad.Spec.ScaleTargetRef = api.CrossVersionObjectReference{APIVersion: "example.com/v1", Kind: "Missing", Name: "m"}
+	if err := c.Create(t.Context(), resHPA, "default", bad); err != nil {
+		t.Fatal(err)
+	}
+	fakeapi.Wait(t, "AbleToScale FailedGetScale on the unknown kind", func() bool {
+		var got api.HorizontalPodAutoscaler
+		if err := c.Get(t.Context(), resHPA, "default", "bad", &got); err != nil {
+			t.Fatal(err)
+		}
+		a := condition(&got, api.HPAAbleToScale)
+		return a.Status == api.ConditionFalse && a.Reason == "FailedGetScale" && strings.Contains(a.Message, `no matches for kind "Missing"`)
+	})
 }
