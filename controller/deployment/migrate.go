@@ -22,6 +22,9 @@ const (
 	legacyAnnotationRollbackTo = "skiff.dev/rollback-to-revision"
 )
 
+// migratePageSize is how many pods Migrate reads per list request.
+const migratePageSize = 500
+
 // legacyRevision is one entry of legacyAnnotationHistory.
 type legacyRevision struct {
 	Revision    int64               `json:"revision"`
@@ -63,8 +66,9 @@ var _ MigrationClient = (*client.Client)(nil)
 //     patch with the pod's uid and resourceVersion as preconditions;
 //   - last, the legacy annotations are removed from the Deployment.
 //
-// Every step is idempotent, so an interrupted migration resumes on the
-// next start.
+// Pods are read in pages of migratePageSize, and only those a Deployment
+// controls are kept. Every step is idempotent, so an interrupted
+// migration resumes on the next start.
 func Migrate(ctx context.Context, c MigrationClient, log *slog.Logger) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -75,16 +79,24 @@ func Migrate(ctx context.Context, c MigrationClient, log *slog.Logger) error {
 	if err := c.List(ctx, dInfo, "", client.ListOptions{}, &deploys); err != nil {
 		return fmt.Errorf("deployment: migrate: list deployments: %w", err)
 	}
-	var pods api.PodList
-	if err := c.List(ctx, podInfo, "", client.ListOptions{}, &pods); err != nil {
-		return fmt.Errorf("deployment: migrate: list pods: %w", err)
-	}
+	// Pods are read in pages and only those a Deployment controls are
+	// kept, so a start over a large, already moved cluster holds one page.
 	owned := map[string][]*api.Pod{}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if ref := api.ControllerRef(&p.ObjectMeta); ref != nil && isDeploymentRef(ref) {
-			owned[ref.UID] = append(owned[ref.UID], p)
+	for opts := (client.ListOptions{Limit: migratePageSize}); ; {
+		var pods api.PodList
+		if err := c.List(ctx, podInfo, "", opts, &pods); err != nil {
+			return fmt.Errorf("deployment: migrate: list pods: %w", err)
 		}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if ref := api.ControllerRef(&p.ObjectMeta); ref != nil && isDeploymentRef(ref) {
+				owned[ref.UID] = append(owned[ref.UID], p)
+			}
+		}
+		if pods.Continue == "" {
+			break
+		}
+		opts.Continue = pods.Continue
 	}
 	var errs []error
 	for i := range deploys.Items {
