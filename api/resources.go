@@ -24,7 +24,7 @@ func Resources() []*ResourceInfo {
 		priorityClasses(), // resources_scheduling.go
 		daemonSets(),
 		podDisruptionBudgets(),
-		controllerRevisions(), // resources_revision.go
+		controllerRevisions(),                            // resources_revision.go
 		ingresses(), ingressClasses(), networkPolicies(), // resources_networking.go
 	}
 }

@@ -88,12 +88,9 @@ type IngressLoadBalancerIngress struct {
 	Ports    []IngressPortStatus `json:"ports,omitempty"`
 }
 
-// IngressPortStatus is one port's state.
-type IngressPortStatus struct {
-	Port     int32    `json:"port"`
-	Protocol Protocol `json:"protocol"`
-	Error    *string  `json:"error,omitempty"`
-}
+// IngressPortStatus is one port's state: the same shape as a Service's
+// PortStatus, so both statuses share validateLoadBalancerPoint.
+type IngressPortStatus = PortStatus
 
 // IngressClass names the controller that implements Ingresses of a class.
 type IngressClass struct {

@@ -45,17 +45,7 @@ func ValidateIngressStatusUpdate(ing, old *Ingress) field.ErrorList {
 		if in.IP != "" {
 			errs = append(errs, ValidateIP(p.Child("ip"), in.IP)...)
 		}
-		if in.Hostname != "" {
-			errs = append(errs, ValidateDNS1123SubdomainField(in.Hostname, p.Child("hostname"))...)
-			if _, err := netip.ParseAddr(in.Hostname); err == nil {
-				errs = append(errs, field.Invalid(p.Child("hostname"), in.Hostname, "must be a DNS name, not an IP address"))
-			}
-		}
-		for j, ps := range in.Ports {
-			pp := p.Child("ports").Index(j)
-			errs = append(errs, invalidEach(pp.Child("port"), ps.Port, ValidatePortNum(int(ps.Port)))...)
-			errs = append(errs, ValidateProtocol(ps.Protocol, pp.Child("protocol"))...)
-		}
+		errs = append(errs, validateLoadBalancerPoint(in.Hostname, in.Ports, p)...)
 	}
 	return errs
 }

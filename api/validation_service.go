@@ -417,17 +417,27 @@ func ValidateServiceStatusUpdate(s, old *Service) field.ErrorList {
 		case in.IPMode != nil && !slices.Contains(supportedLoadBalancerIPModes, *in.IPMode):
 			errs = append(errs, field.NotSupported(p.Child("ipMode"), *in.IPMode, supportedLoadBalancerIPModes))
 		}
-		if in.Hostname != "" {
-			errs = append(errs, ValidateDNS1123SubdomainField(in.Hostname, p.Child("hostname"))...)
-			if _, err := netip.ParseAddr(in.Hostname); err == nil {
-				errs = append(errs, field.Invalid(p.Child("hostname"), in.Hostname, "must be a DNS name, not an IP address"))
-			}
+		errs = append(errs, validateLoadBalancerPoint(in.Hostname, in.Ports, p)...)
+	}
+	return errs
+}
+
+// validateLoadBalancerPoint checks the hostname and ports of one load
+// balancer ingress point, of a Service's or an Ingress's status (p is the
+// point's path): a DNS name, never an IP address; valid ports and
+// protocols.
+func validateLoadBalancerPoint(hostname string, ports []PortStatus, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if hostname != "" {
+		errs = append(errs, ValidateDNS1123SubdomainField(hostname, p.Child("hostname"))...)
+		if _, err := netip.ParseAddr(hostname); err == nil {
+			errs = append(errs, field.Invalid(p.Child("hostname"), hostname, "must be a DNS name, not an IP address"))
 		}
-		for j, ps := range in.Ports {
-			pp := p.Child("ports").Index(j)
-			errs = append(errs, invalidEach(pp.Child("port"), ps.Port, ValidatePortNum(int(ps.Port)))...)
-			errs = append(errs, ValidateProtocol(ps.Protocol, pp.Child("protocol"))...)
-		}
+	}
+	for j, ps := range ports {
+		pp := p.Child("ports").Index(j)
+		errs = append(errs, invalidEach(pp.Child("port"), ps.Port, ValidatePortNum(int(ps.Port)))...)
+		errs = append(errs, ValidateProtocol(ps.Protocol, pp.Child("protocol"))...)
 	}
 	return errs
 }

@@ -228,11 +228,7 @@ func ServiceExternalIP(svc *api.Service) string {
 	case api.ServiceTypeLoadBalancer:
 		set := map[string]bool{}
 		for _, in := range svc.Status.LoadBalancer.Ingress {
-			if in.IP != "" {
-				set[in.IP] = true
-			} else if in.Hostname != "" {
-				set[in.Hostname] = true
-			}
+			addLBAddress(set, in.IP, in.Hostname)
 		}
 		lb := sortedSet(set)
 		if len(svc.Spec.ExternalIPs) > 0 {
@@ -686,6 +682,16 @@ func orNone(s string) string {
 		return "<none>"
 	}
 	return s
+}
+
+// addLBAddress adds a load balancer ingress point's address to set: its
+// IP, else its hostname (Services and Ingresses print them alike).
+func addLBAddress(set map[string]bool, ip, hostname string) {
+	if ip != "" {
+		set[ip] = true
+	} else if hostname != "" {
+		set[hostname] = true
+	}
 }
 
 func sortedSet(set map[string]bool) []string {

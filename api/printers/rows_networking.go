@@ -23,8 +23,9 @@ func ingressColumns() []Column {
 
 // IngressCells is an Ingress's row: NAME CLASS HOSTS ADDRESS PORTS AGE,
 // as kubectl's printIngress: CLASS "<none>" without ingressClassName;
-// HOSTS as ingressHosts ("*" when no rule has a host); ADDRESS the load balancer's IPs or hostnames,
-// sorted and comma-joined; PORTS "80", or "80, 443" with TLS.
+// HOSTS as ingressHosts ("*" when no rule has a host); ADDRESS the load
+// balancer's IPs or hostnames, sorted and comma-joined; PORTS "80", or
+// "80, 443" with TLS.
 func IngressCells(ing *api.Ingress, now time.Time) []any {
 	class := "<none>"
 	if ing.Spec.IngressClassName != nil {
@@ -36,11 +37,7 @@ func IngressCells(ing *api.Ingress, now time.Time) []any {
 	}
 	set := map[string]bool{}
 	for _, in := range ing.Status.LoadBalancer.Ingress {
-		if in.IP != "" {
-			set[in.IP] = true
-		} else if in.Hostname != "" {
-			set[in.Hostname] = true
-		}
+		addLBAddress(set, in.IP, in.Hostname)
 	}
 	return []any{ing.Name, class, ingressHosts(ing.Spec.Rules), strings.Join(sortedSet(set), ","), ports,
 		Age(ing.CreationTimestamp.Time, now)}
